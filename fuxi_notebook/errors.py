@@ -1,0 +1,97 @@
+"""The exception tree of fuxi_notebook.
+
+    FuxiSDKError
+    ├── ConfigurationError        bad options, missing API key, unknown model spec
+    ├── ModelError                the model could not answer (after retries)
+    │   └── ModelStreamError      a stream broke or stalled mid-response
+    ├── ResultError               a single-shot query() ended with an error ResultMessage
+    ├── ClientNotConnectedError   a FuxiSDKClient method was used before connect()
+    └── ScriptError               a ScriptedModel or fake-server script went wrong
+        ├── UnexpectedModelCall   more requests than scripted steps
+        └── UnconsumedSteps       steps left over at assert_complete()
+
+Tool failures and permission denials never raise: they become `is_error` tool results
+the model can read. This module imports nothing from the rest of the package.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .types import ResultMessage
+
+__all__ = [
+    "ClientNotConnectedError",
+    "ConfigurationError",
+    "FuxiSDKError",
+    "ModelError",
+    "ModelStreamError",
+    "ResultError",
+    "ScriptError",
+    "UnconsumedSteps",
+    "UnexpectedModelCall",
+]
+
+
+class FuxiSDKError(Exception):
+    """Base of every error raised by fuxi_notebook."""
+
+
+class ConfigurationError(FuxiSDKError):
+    """The options, environment or arguments are not usable as given."""
+
+
+class ModelError(FuxiSDKError):
+    """The model could not produce a response.
+
+    Attributes:
+        status: the HTTP status, when the API answered with one.
+        retryable: whether another attempt may succeed.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class ModelStreamError(ModelError):
+    """A response stream broke or stalled.
+
+    Attributes:
+        blocks_completed: how many content blocks had completed before the failure; a
+            stream that broke after a completed block must not be silently retried.
+    """
+
+    def __init__(self, message: str, *, blocks_completed: int = 0, retryable: bool = True) -> None:
+        super().__init__(message, retryable=retryable)
+        self.blocks_completed = blocks_completed
+
+
+class ResultError(FuxiSDKError):
+    """A single-shot `query()` ended with an error result; the result is attached."""
+
+    def __init__(self, result: ResultMessage) -> None:
+        detail = "; ".join(result.errors or []) or result.subtype
+        super().__init__(detail)
+        self.result = result
+        self.subtype = result.subtype
+
+
+class ClientNotConnectedError(FuxiSDKError):
+    """A FuxiSDKClient was used before `connect()` or after `disconnect()`."""
+
+
+class ScriptError(FuxiSDKError):
+    """A scripted model or fake-server script was used in a way it does not allow."""
+
+
+class UnexpectedModelCall(ScriptError):
+    """The script ran out of steps but the loop asked for another response."""
+
+
+class UnconsumedSteps(ScriptError):
+    """The run ended while scripted steps were still unused."""

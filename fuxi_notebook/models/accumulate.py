@@ -1,0 +1,98 @@
+"""Builds a response from raw Messages API stream events, block by block.
+
+We accumulate ourselves instead of using the SDK's stream helper because the helper raises
+mid-stream on invalid tool-input JSON; here such a block is kept with its raw text so the
+loop can answer it with an `is_error` result. Both model implementations feed this.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .base import BlockDone, ModelResponse
+
+__all__ = ["Accumulator"]
+
+
+class Accumulator:
+    """Folds raw stream events into completed blocks and a final `ModelResponse`."""
+
+    def __init__(self) -> None:
+        self.message_id = ""
+        self.model = ""
+        self.usage: dict[str, Any] = {}
+        self.stop_reason: str | None = None
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.completed: list[dict[str, Any]] = []
+        self._json: dict[int, list[str]] = {}
+        self.started = False
+        self.stopped = False
+
+    def feed(self, event: dict[str, Any]) -> BlockDone | None:
+        """Apply one event; returns the block it completed, if any."""
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event["message"]
+            self.started = True
+            self.message_id = message.get("id", "")
+            self.model = message.get("model", "")
+            self.usage = dict(message.get("usage") or {})
+        elif kind == "content_block_start":
+            self.blocks[event["index"]] = dict(event["content_block"])
+        elif kind == "content_block_delta":
+            self._apply_delta(event["index"], event["delta"])
+        elif kind == "content_block_stop":
+            return self._finish_block(event["index"])
+        elif kind == "message_delta":
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason", self.stop_reason)
+            for key, value in (event.get("usage") or {}).items():
+                if value is not None:
+                    self.usage[key] = value
+        elif kind == "message_stop":
+            self.stopped = True
+        return None
+
+    def _apply_delta(self, index: int, delta: dict[str, Any]) -> None:
+        block = self.blocks[index]
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta["text"]
+        elif kind == "input_json_delta":
+            self._json.setdefault(index, []).append(delta.get("partial_json", ""))
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+        elif kind == "signature_delta":
+            block["signature"] = delta["signature"]
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta.get("citation"))
+
+    def _finish_block(self, index: int) -> BlockDone:
+        block = self.blocks[index]
+        if block.get("type") == "tool_use" and index in self._json:
+            raw = "".join(self._json.pop(index))
+            if raw.strip():
+                try:
+                    parsed = json.loads(raw)
+                except json.JSONDecodeError:
+                    parsed = None
+                if isinstance(parsed, dict):
+                    block["input"] = parsed
+                else:
+                    block["input"] = {}
+                    block["_invalid_input"] = raw
+        self.completed.append(block)
+        return BlockDone(index=index, block=block)
+
+    def response(self, *, api_duration_ms: int = 0) -> ModelResponse:
+        """The response so far; `incomplete` unless the stream ended normally."""
+        complete = self.stopped and self.stop_reason is not None
+        return ModelResponse(
+            id=self.message_id,
+            model=self.model,
+            content=list(self.completed),
+            stop_reason=self.stop_reason,
+            usage=self.usage,
+            incomplete=not complete,
+            api_duration_ms=api_duration_ms,
+        )

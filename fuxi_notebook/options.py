@@ -1,0 +1,146 @@
+"""FuxiAgentOptions and the permission result types users write in callbacks.
+
+Field names follow the seed (and the comparable SDK) so that examples run unchanged.
+Only plain data lives here; behaviour lives in `agent/`, `permissions/` and `models/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .models.base import Model
+
+__all__ = [
+    "CanUseTool",
+    "EffortLevel",
+    "FuxiAgentOptions",
+    "PermissionMode",
+    "PermissionResult",
+    "PermissionResultAllow",
+    "PermissionResultDeny",
+    "PermissionRuleValue",
+    "PermissionUpdate",
+    "ToolPermissionContext",
+]
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"]
+EffortLevel = Literal["low", "medium", "high", "xhigh", "max"]
+PERMISSION_MODES: tuple[str, ...] = (
+    "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions",
+)
+EFFORT_LEVELS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
+
+
+@dataclass
+class PermissionRuleValue:
+    """One rule: a tool name and an optional specifier, e.g. `Bash` + `npm test *`."""
+
+    tool_name: str
+    rule_content: str | None = None
+
+    def __str__(self) -> str:
+        if self.rule_content is None:
+            return self.tool_name
+        return f"{self.tool_name}({self.rule_content})"
+
+
+@dataclass
+class PermissionUpdate:
+    """A change to the permission state requested by a `can_use_tool` answer.
+
+    Only the `session` destination exists in this version: updates last for the session.
+    """
+
+    type: Literal[
+        "addRules", "replaceRules", "removeRules", "setMode", "addDirectories", "removeDirectories"
+    ]
+    rules: list[PermissionRuleValue] | None = None
+    behavior: Literal["allow", "deny", "ask"] | None = None
+    mode: PermissionMode | None = None
+    directories: list[str] | None = None
+    destination: Literal["session"] | None = None
+
+
+@dataclass
+class ToolPermissionContext:
+    """What the loop knows about a pending tool call, handed to `can_use_tool`."""
+
+    tool_use_id: str | None = None
+    suggestions: list[PermissionUpdate] = field(default_factory=list)
+    decision_reason: str | None = None
+    signal: Any = None
+    agent_id: str | None = None
+    blocked_path: str | None = None
+    title: str | None = None
+    display_name: str | None = None
+    description: str | None = None
+
+
+@dataclass
+class PermissionResultAllow:
+    """Allow the call, optionally with changed input and permission updates."""
+
+    behavior: Literal["allow"] = "allow"
+    updated_input: dict[str, Any] | None = None
+    updated_permissions: list[PermissionUpdate] | None = None
+
+
+@dataclass
+class PermissionResultDeny:
+    """Deny the call; `message` reaches the model; `interrupt` also ends the run."""
+
+    behavior: Literal["deny"] = "deny"
+    message: str = ""
+    interrupt: bool = False
+
+
+PermissionResult = PermissionResultAllow | PermissionResultDeny
+CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
+
+
+@dataclass
+class FuxiAgentOptions:
+    """Everything that configures an agent run. Every field is optional.
+
+    Attributes:
+        tools: built-in tools offered to the model (None = all built-ins).
+        allowed_tools: rules that auto-approve calls, e.g. `"Read"`, `"Bash(git status)"`.
+        disallowed_tools: rules that always deny; a bare name removes the tool.
+        system_prompt: None = the built-in agent prompt; a string replaces it.
+        permission_mode: see `PermissionMode`; None = "default".
+        can_use_tool: async approval callback for calls no rule decides.
+        max_turns: maximum tool-use round trips (None = unlimited).
+        max_budget_usd: stop before a model request once the running cost reaches this.
+        model: a model id, or a `Model` instance (e.g. ScriptedModel); None = `FUXI_MODEL`
+            or the package default.
+        effort: reasoning effort, sent as the API's `output_config.effort`.
+        thinking: extended thinking config, sent as the API's `thinking` parameter.
+        max_thinking_tokens: shorthand for `thinking={"type":"enabled","budget_tokens":N}`.
+        max_output_tokens: `max_tokens` per model request (None = package default).
+        cwd: working directory of the tools (None = the process's cwd).
+        add_dirs: extra directories the agent may work in.
+        env: extra environment variables for shell commands.
+        include_partial_messages: also yield raw `StreamEvent`s.
+    """
+
+    tools: list[str] | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    system_prompt: str | None = None
+    permission_mode: PermissionMode | None = None
+    can_use_tool: CanUseTool | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    model: str | Model | None = None
+    effort: EffortLevel | None = None
+    thinking: dict[str, Any] | None = None
+    max_thinking_tokens: int | None = None
+    max_output_tokens: int | None = None
+    cwd: str | Path | None = None
+    add_dirs: list[str | Path] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    include_partial_messages: bool = False
