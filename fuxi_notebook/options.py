@@ -24,10 +24,12 @@ __all__ = [
     "PermissionResultDeny",
     "PermissionRuleValue",
     "PermissionUpdate",
+    "SettingSource",
     "ToolPermissionContext",
 ]
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"]
+SettingSource = Literal["user", "project", "local"]
 EffortLevel = Literal["low", "medium", "high", "xhigh", "max"]
 PERMISSION_MODES: tuple[str, ...] = (
     "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions",
@@ -125,6 +127,8 @@ class FuxiAgentOptions:
         add_dirs: extra directories the agent may work in.
         env: extra environment variables for shell commands.
         include_partial_messages: also yield raw `StreamEvent`s.
+        setting_sources: where project memory is loaded from: "project" = FUXI.md in
+            `cwd`, "user" = ~/.fuxi/FUXI.md (None = neither).
     """
 
     tools: list[str] | None = None
@@ -144,3 +148,4 @@ class FuxiAgentOptions:
     add_dirs: list[str | Path] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     include_partial_messages: bool = False
+    setting_sources: list[SettingSource] | None = None

@@ -1,0 +1,40 @@
+"""Model layer: the `Model` protocol, `AnthropicModel`, `ScriptedModel`, and model resolution.
+
+Importing this package never imports `anthropic`; `AnthropicModel` does that on first use.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .anthropic import AnthropicModel
+from .base import BlockDone, Model, ModelRequest, ModelResponse, ModelStreamItem, RawEvent
+from .retry import RetryPolicy
+from .scripted import ScriptedModel
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "AnthropicModel",
+    "BlockDone",
+    "Model",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelStreamItem",
+    "RawEvent",
+    "RetryPolicy",
+    "ScriptedModel",
+    "resolve_model",
+]
+
+#: The model used when neither the options nor `FUXI_MODEL` name one. A current model
+#: (see pricing.PRICES_SOURCE_DATE); the API warns about retired ones.
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
+def resolve_model(spec: str | Model | None) -> Model:
+    """The model for `options.model`: an instance as is, else an id (then `FUXI_MODEL`,
+    then `DEFAULT_MODEL`) served by the Anthropic API."""
+    if spec is not None and not isinstance(spec, str):
+        return spec
+    name = spec or os.environ.get("FUXI_MODEL") or DEFAULT_MODEL
+    return AnthropicModel(name)

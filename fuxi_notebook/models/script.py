@@ -195,7 +195,9 @@ def step_from_dict(data: dict[str, Any]) -> Turn | Fault:
 
 def load_script(source: str | Path | list[dict[str, Any]] | dict[str, Any]) -> list[Turn | Fault]:
     """Read a script from a JSON file path, a JSON document, or its parsed form."""
-    if isinstance(source, str | Path):
+    if isinstance(source, str) and source.lstrip().startswith(("{", "[")):
+        source = json.loads(source)
+    elif isinstance(source, str | Path):
         source = json.loads(Path(source).read_text(encoding="utf-8"))
     steps = source["steps"] if isinstance(source, dict) else source
     return [step_from_dict(step) for step in steps]

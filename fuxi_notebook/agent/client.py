@@ -1,0 +1,149 @@
+"""FuxiSDKClient: one conversation over many prompts, with queueing and interrupts.
+
+Prompts go into an inbox and are answered in order by one worker task, so a prompt sent
+while a turn runs is queued, never dropped. Messages go to an unbounded outbox that
+`receive_messages()` drains (no back-pressure deadlock when the consumer is slow).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator
+from types import TracebackType
+from typing import Any
+
+from ..errors import ClientNotConnectedError
+from ..options import FuxiAgentOptions
+from ..types import Message, ResultMessage
+from .loop import run_prompt
+from .query import prompt_content
+from .run import Run
+from .session import Session
+
+__all__ = ["FuxiSDKClient"]
+
+_CLOSED = object()
+
+
+class FuxiSDKClient:
+    """A persistent agent conversation.
+
+    Use this when several prompts should share one conversation, or when you need
+    `interrupt()` or to send prompts while a turn is still running. Use `query()` for
+    one-off tasks.
+
+    Example::
+
+        async with FuxiSDKClient(options) as client:
+            await client.query("List the Python files")
+            async for message in client.receive_response():
+                print(message)
+    """
+
+    def __init__(self, options: FuxiAgentOptions | None = None) -> None:
+        self.options = options or FuxiAgentOptions()
+        self.session: Session | None = None
+        self._inbox: asyncio.Queue[str | list[dict[str, Any]]] = asyncio.Queue()
+        self._outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._worker: asyncio.Task[None] | None = None
+        self._feeders: set[asyncio.Task[None]] = set()
+        self._turn: asyncio.Task[None] | None = None
+        self._run: Run | None = None
+
+    async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
+        """Start the session (validating the options) and optionally send a first prompt."""
+        if self._worker is None:
+            self.session = Session(self.options)
+            self._worker = asyncio.get_running_loop().create_task(self._serve())
+        if prompt is not None:
+            await self.query(prompt)
+
+    async def query(self, prompt: str | AsyncIterable[dict[str, Any]],
+                    session_id: str = "default") -> None:
+        """Queue a prompt (or every message of an async iterable); returns at once."""
+        self._require_connected()
+        if isinstance(prompt, str):
+            self._inbox.put_nowait(prompt)
+            return
+        feeder = asyncio.get_running_loop().create_task(self._feed(prompt))
+        self._feeders.add(feeder)
+        feeder.add_done_callback(self._feeders.discard)
+
+    async def _feed(self, prompt: AsyncIterable[dict[str, Any]]) -> None:
+        async for message in prompt:
+            self._inbox.put_nowait(prompt_content(message))
+
+    async def receive_messages(self) -> AsyncIterator[Message]:
+        """Every message of every run, until `disconnect()`."""
+        self._require_connected()
+        while True:
+            message = await self._outbox.get()
+            if message is _CLOSED:
+                self._outbox.put_nowait(_CLOSED)  # wake other receivers too
+                return
+            yield message
+
+    async def receive_response(self) -> AsyncIterator[Message]:
+        """Messages up to and including the next ResultMessage."""
+        async for message in self.receive_messages():
+            yield message
+            if isinstance(message, ResultMessage):
+                return
+
+    async def interrupt(self) -> None:
+        """Stop the running turn; it ends with an `error_during_execution` result.
+        Prompts queued behind it still run."""
+        self._require_connected()
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(self._turn)
+
+    async def disconnect(self) -> None:
+        """Stop everything; pending prompts are dropped and receivers end."""
+        tasks = [*self._feeders, *([self._worker] if self._worker else [])]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._worker = None
+        self._outbox.put_nowait(_CLOSED)
+
+    async def __aenter__(self) -> FuxiSDKClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.disconnect()
+
+    def _require_connected(self) -> None:
+        if self._worker is None or self.session is None:
+            raise ClientNotConnectedError("call connect() (or use 'async with') first")
+
+    async def _serve(self) -> None:
+        assert self.session is not None
+        while True:
+            content = await self._inbox.get()
+            self._run = Run(self.session)
+            self._turn = asyncio.get_running_loop().create_task(self._play(self._run, content))
+            try:
+                await asyncio.shield(self._turn)
+            except asyncio.CancelledError:
+                if not self._turn.cancelled():  # the worker itself is being stopped
+                    self._turn.cancel()
+                    raise
+                self._outbox.put_nowait(self._run.result(
+                    "error_during_execution", errors=["Interrupted by the user."],
+                    terminal_reason="aborted_tools" if self._run.tool_turns
+                    else "aborted_streaming"))
+            except Exception as error:  # keep serving: a receiver must always get a result
+                self._outbox.put_nowait(self._run.result(
+                    "error_during_execution", errors=[f"{type(error).__name__}: {error}"],
+                    terminal_reason="model_error"))
+
+    async def _play(self, run: Run, content: str | list[dict[str, Any]]) -> None:
+        async for message in run_prompt(run, content):
+            self._outbox.put_nowait(message)

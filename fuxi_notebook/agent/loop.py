@@ -1,0 +1,139 @@
+"""The agent loop: prompt → model → tools → model ... → result.
+
+`run_prompt` is the single implementation behind `query()` and `FuxiSDKClient`. It never
+prints and never imports IPython: it yields messages. Each step is a small function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..context.caching import with_cache_breakpoints
+from ..errors import ModelError
+from ..models.base import BlockDone, ModelRequest, ModelResponse, RawEvent
+from ..types import (
+    AssistantMessage,
+    Message,
+    StreamEvent,
+    block_from_wire,
+    new_uuid,
+)
+from .run import Run
+from .tool_calls import execute_tool_calls, not_executed
+
+__all__ = ["run_prompt"]
+
+
+async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIterator[Message]:
+    """Run the loop for one prompt, yielding every message up to its ResultMessage."""
+    session = run.session
+    yield session.init_message()
+    session.add_user_prompt(content)
+    options = session.options
+    while True:
+        budget = options.max_budget_usd
+        if budget is not None and session.usage.cost_usd >= budget:
+            yield run.result("error_max_budget_usd", terminal_reason="budget_exhausted")
+            return
+        holder: list[ModelResponse] = []
+        try:
+            async for message in _stream_response(run, holder):
+                yield message
+        except ModelError as error:
+            yield run.result("error_during_execution", errors=[str(error)],
+                             terminal_reason="api_error")
+            return
+        response = holder[0]
+        calls = _tool_calls(response)
+        if not calls:
+            yield _final_result(run, response)
+            return
+        if options.max_turns is not None and run.tool_turns >= options.max_turns:
+            session.add_tool_results(not_executed(calls, "maximum number of turns reached"),
+                                     send_now=False)
+            yield run.result("error_max_turns", terminal_reason="max_turns")
+            return
+        run.tool_turns += 1
+        async for message in _run_tools(run, calls):
+            yield message
+        if run.interrupted:
+            yield run.result("error_during_execution", errors=["Interrupted by a permission "
+                             "denial."], terminal_reason="aborted_tools")
+            return
+
+
+def _tool_calls(response: ModelResponse) -> list[dict[str, Any]]:
+    """The calls to execute; a call cut off by `max_tokens` is never run."""
+    calls = [b for b in response.content if b.get("type") == "tool_use"]
+    if response.stop_reason == "max_tokens" and response.content:
+        last = response.content[-1]
+        if last.get("type") == "tool_use":
+            last["_invalid_input"] = last.get("_invalid_input") or (
+                "(cut off: the response reached max_tokens while writing this call)")
+    return calls
+
+
+def _final_result(run: Run, response: ModelResponse) -> Any:
+    if response.incomplete:
+        return run.result("error_during_execution", terminal_reason="api_error", errors=[
+            "The response stream broke after a partial answer; the answer above may be "
+            "incomplete."])
+    text = "\n".join(b["text"] for b in response.content if b.get("type") == "text")
+    return run.result("success", text=text)
+
+
+async def _run_tools(run: Run, calls: list[dict[str, Any]]) -> AsyncIterator[Message]:
+    """Execute the calls; on cancellation, answer every call with an interrupted result."""
+    results: list[dict[str, Any]] = []
+    try:
+        async for message in execute_tool_calls(run, calls, results):
+            yield message
+    except (asyncio.CancelledError, GeneratorExit):
+        done = {r["tool_use_id"] for r in results}
+        missing = [c for c in calls if c["id"] not in done]
+        run.session.add_tool_results(
+            results + not_executed(missing, "interrupted by the user"), send_now=False)
+        raise
+    run.session.add_tool_results(results, send_now=True)
+
+
+def _request(run: Run) -> ModelRequest:
+    session = run.session
+    system, tools, messages = with_cache_breakpoints(
+        session.system, session.tool_definitions, session.history)
+    return ModelRequest(model=session.model_name, messages=messages, system=system,
+                        tools=tools, **session.request_params())
+
+
+async def _stream_response(run: Run, holder: list[ModelResponse]) -> AsyncIterator[Message]:
+    """Stream one model response: StreamEvents (if asked), one AssistantMessage per
+    completed block; the finished response is recorded in history and usage."""
+    session = run.session
+    partial = session.options.include_partial_messages
+    message_id, model = None, session.model_name
+    async for item in session.model.stream(_request(run)):
+        if isinstance(item, RawEvent):
+            if item.event.get("type") == "message_start":
+                message_id = item.event["message"].get("id")
+                model = item.event["message"].get("model") or model
+            if partial:
+                yield StreamEvent(uuid=new_uuid(), session_id=session.id, event=item.event)
+        elif isinstance(item, BlockDone):
+            block = block_from_wire(item.block)
+            if block is not None:
+                yield AssistantMessage(content=[block], model=model, message_id=message_id,
+                                       session_id=session.id, uuid=new_uuid())
+        else:
+            _record(run, item)
+            holder.append(item)
+
+
+def _record(run: Run, response: ModelResponse) -> None:
+    session = run.session
+    run.num_turns += 1
+    run.api_ms += response.api_duration_ms
+    run.stop_reason = response.stop_reason
+    session.usage.add(response.model or session.model_name, response.usage)
+    session.add_assistant(response.content)

@@ -1,0 +1,65 @@
+"""`query()`: one-shot (or streaming-input) agent runs as an async iterator of messages.
+
+Use `query()` for a single task; use `FuxiSDKClient` to keep one conversation across
+many prompts, to send prompts while a turn runs, or to interrupt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
+
+from ..errors import ConfigurationError, ResultError
+from ..options import FuxiAgentOptions
+from ..types import Message, ResultMessage
+from .loop import run_prompt
+from .run import Run
+from .session import Session
+
+__all__ = ["prompt_content", "query"]
+
+
+def prompt_content(message: dict[str, Any] | str) -> str | list[dict[str, Any]]:
+    """The content of a streaming-input message (`{"type": "user", "message": {...}}`)."""
+    if isinstance(message, str):
+        return message
+    inner = message.get("message", message) if isinstance(message, dict) else None
+    content = inner.get("content") if isinstance(inner, dict) else None
+    if not isinstance(content, str | list):
+        raise ConfigurationError(
+            "a streaming-input message must look like "
+            "{'type': 'user', 'message': {'role': 'user', 'content': '...'}}"
+        )
+    return content
+
+
+async def query(
+    *,
+    prompt: str | AsyncIterable[dict[str, Any]],
+    options: FuxiAgentOptions | None = None,
+) -> AsyncIterator[Message]:
+    """Run the agent on `prompt` and yield its messages.
+
+    Args:
+        prompt: a string (one run), or an async iterable of user messages (streaming
+            input: each message starts a run, in order, in one conversation).
+        options: configuration; None = defaults.
+
+    Raises:
+        ResultError: after yielding an error ResultMessage of a single-shot (string)
+            prompt; streaming-input sessions stay alive instead.
+        ConfigurationError: the options are unusable (before anything is yielded).
+    """
+    session = Session(options or FuxiAgentOptions())
+    if isinstance(prompt, str):
+        last: ResultMessage | None = None
+        async for message in run_prompt(Run(session), prompt):
+            if isinstance(message, ResultMessage):
+                last = message
+            yield message
+        if last is not None and last.is_error:
+            raise ResultError(last)
+        return
+    async for user_message in prompt:
+        async for message in run_prompt(Run(session), prompt_content(user_message)):
+            yield message

@@ -1,0 +1,70 @@
+"""Run: the bookkeeping of one prompt's run (turns, timing, denials) and its result."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import ResultMessage, new_uuid
+from .session import Session
+from .usage import UsageTotals
+
+__all__ = ["Run"]
+
+_ERROR_TEXT = {
+    "error_max_turns": "Reached maximum number of turns ({max_turns})",
+    "error_max_budget_usd": "Reached maximum budget (${budget})",
+}
+
+
+@dataclass
+class Run:
+    """Counters for one run of the loop.
+
+    Attributes:
+        num_turns: model responses received in this run.
+        tool_turns: responses whose tool calls were executed (what `max_turns` counts).
+        interrupted: a denial with `interrupt=True`, or `interrupt()`, ended the run.
+        open_tool_calls: True while tool calls of the last response are being executed.
+    """
+
+    session: Session
+    started: float = field(default_factory=time.monotonic)
+    api_ms: int = 0
+    num_turns: int = 0
+    tool_turns: int = 0
+    stop_reason: str | None = None
+    interrupted: bool = False
+    open_tool_calls: bool = False
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    usage_at_start: UsageTotals = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.usage_at_start = self.session.usage.snapshot()
+
+    def result(self, subtype: str, *, text: str | None = None, errors: list[str] | None = None,
+               terminal_reason: str | None = None) -> ResultMessage:
+        """The ResultMessage that ends this run."""
+        session = self.session
+        is_error = subtype != "success"
+        if is_error and errors is None and subtype in _ERROR_TEXT:
+            errors = [_ERROR_TEXT[subtype].format(max_turns=session.options.max_turns,
+                                                  budget=session.options.max_budget_usd)]
+        return ResultMessage(
+            subtype=subtype,
+            duration_ms=int((time.monotonic() - self.started) * 1000),
+            duration_api_ms=self.api_ms,
+            is_error=is_error,
+            num_turns=self.num_turns,
+            session_id=session.id,
+            stop_reason=self.stop_reason,
+            total_cost_usd=session.usage.cost_usd,
+            usage=session.usage.since(self.usage_at_start),
+            result=text if not is_error else None,
+            model_usage=session.usage.model_usage(),
+            permission_denials=list(self.denials),
+            errors=errors,
+            uuid=new_uuid(),
+            terminal_reason=terminal_reason or ("completed" if not is_error else None),
+        )

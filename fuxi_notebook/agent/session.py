@@ -1,0 +1,145 @@
+"""Session: the state of one conversation (history, tools, permissions, usage).
+
+A session is created from validated options and lives across queries of a
+`FuxiSDKClient`. It keeps the history valid for the API at every await point: each
+assistant `tool_use` is answered by exactly one `tool_result` in the next user message,
+even when a run ends early (results that could not be sent yet wait in `pending_results`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..models import Model, resolve_model
+from ..options import EFFORT_LEVELS, FuxiAgentOptions
+from ..permissions.engine import PermissionEngine
+from ..tools.base import ToolContext
+from ..tools.builtin import builtin_tools
+from ..tools.registry import ToolRegistry
+from ..types import SystemMessage, new_uuid
+from .prompt import system_blocks
+from .usage import UsageTotals
+
+__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "Session"]
+
+DEFAULT_MAX_OUTPUT_TOKENS = int(os.environ.get("FUXI_MAX_OUTPUT_TOKENS", "16384"))
+
+
+class Session:
+    """One conversation and everything it needs to make requests and run tools."""
+
+    def __init__(self, options: FuxiAgentOptions) -> None:
+        _validate(options)
+        self.options = options
+        self.id = new_uuid()
+        self.cwd = _working_dir(options.cwd)
+        self.permissions = PermissionEngine(options)
+        self.model: Model = resolve_model(options.model)
+        self.registry = ToolRegistry(_offered_tools(options, self.permissions))
+        self.tool_ctx = ToolContext(
+            cwd=self.cwd,
+            add_dirs=[Path(d).expanduser().resolve() for d in options.add_dirs],
+            env=dict(options.env),
+        )
+        self.system = system_blocks(options, self.cwd)
+        self.tool_definitions = self.registry.definitions()
+        self.history: list[dict[str, Any]] = []
+        self.pending_results: list[dict[str, Any]] = []
+        self.usage = UsageTotals()
+
+    @property
+    def model_name(self) -> str:
+        return self.model.name
+
+    def init_message(self) -> SystemMessage:
+        """The `init` system message that starts every run."""
+        return SystemMessage(subtype="init", data={
+            "type": "system",
+            "subtype": "init",
+            "uuid": new_uuid(),
+            "session_id": self.id,
+            "model": self.model_name,
+            "tools": self.registry.names(),
+            "permission_mode": self.permissions.mode,
+            "cwd": str(self.cwd),
+            "mcp_servers": [],
+            "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",
+        })
+
+    def add_user_prompt(self, content: str | list[dict[str, Any]]) -> None:
+        """Append a prompt, preceded by any tool results still owed to the model."""
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if self.pending_results:
+            blocks = [*self.pending_results, *blocks]
+            self.pending_results = []
+        self.history.append({"role": "user", "content": blocks})
+
+    def add_assistant(self, content: list[dict[str, Any]]) -> None:
+        """Append a response; private keys (e.g. `_invalid_input`) never reach the API."""
+        clean = [{k: v for k, v in block.items() if not k.startswith("_")} for block in content]
+        self.history.append({"role": "assistant", "content": clean})
+
+    def add_tool_results(self, results: list[dict[str, Any]], *, send_now: bool) -> None:
+        """Answer the last response's tool calls now, or with the next prompt."""
+        if send_now:
+            self.history.append({"role": "user", "content": results})
+        else:
+            self.pending_results.extend(results)
+
+    def request_params(self) -> dict[str, Any]:
+        """`max_tokens`, `thinking` and `output_config` in the API's own form."""
+        options = self.options
+        thinking = options.thinking
+        if thinking is None and options.max_thinking_tokens:
+            thinking = {"type": "enabled", "budget_tokens": options.max_thinking_tokens}
+        max_tokens = options.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
+        if thinking and thinking.get("type") == "enabled":
+            max_tokens = max(max_tokens, int(thinking["budget_tokens"]) + 1024)
+        output_config = {"effort": options.effort} if options.effort else None
+        return {"max_tokens": max_tokens, "thinking": thinking, "output_config": output_config}
+
+
+def _working_dir(cwd: str | Path | None) -> Path:
+    path = Path(cwd).expanduser() if cwd is not None else Path.cwd()
+    if not path.is_dir():
+        raise ConfigurationError(f"cwd {str(path)!r} is not an existing directory")
+    return path.resolve()
+
+
+def _offered_tools(options: FuxiAgentOptions, permissions: PermissionEngine) -> list[Any]:
+    tools = builtin_tools()
+    if options.tools is not None:
+        known = {tool.name for tool in tools}
+        unknown = sorted(set(options.tools) - known)
+        if unknown:
+            raise ConfigurationError(
+                f"unknown tool(s) in options.tools: {', '.join(unknown)}; "
+                f"built-in tools are {', '.join(sorted(known))}"
+            )
+        tools = [tool for tool in tools if tool.name in options.tools]
+    return [tool for tool in tools if permissions.offered(tool.name)]
+
+
+def _validate(options: FuxiAgentOptions) -> None:
+    """Reject options that cannot work, with a message naming the option."""
+    if options.max_turns is not None and (
+        not isinstance(options.max_turns, int) or options.max_turns < 1
+    ):
+        raise ConfigurationError(f"max_turns must be a positive integer, not {options.max_turns!r}")
+    if options.max_budget_usd is not None and not options.max_budget_usd > 0:
+        raise ConfigurationError(
+            f"max_budget_usd must be a positive number, not {options.max_budget_usd!r}"
+        )
+    if options.effort is not None and options.effort not in EFFORT_LEVELS:
+        raise ConfigurationError(
+            f"effort must be one of {', '.join(EFFORT_LEVELS)}, not {options.effort!r}"
+        )
+    if options.thinking is not None and not isinstance(options.thinking, dict):
+        raise ConfigurationError("thinking must be a dict such as {'type': 'adaptive'}")
+    if options.thinking and options.thinking.get("type") == "enabled":
+        budget = options.thinking.get("budget_tokens")
+        if not isinstance(budget, int) or budget < 1024:
+            raise ConfigurationError("thinking budget_tokens must be an integer >= 1024")

@@ -1,0 +1,34 @@
+"""Small helpers shared by the loop tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fuxi_notebook import FuxiAgentOptions, query
+from fuxi_notebook.errors import ResultError
+from fuxi_notebook.types import Message
+
+
+async def collect(prompt: Any, options: FuxiAgentOptions) -> tuple[list[Message], Exception | None]:
+    """All messages of a query, and the exception it raised (if any)."""
+    messages: list[Message] = []
+    try:
+        async for message in query(prompt=prompt, options=options):
+            messages.append(message)
+    except ResultError as error:
+        return messages, error
+    return messages, None
+
+
+def tool_results(request_messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool_result blocks of the last user message of a request."""
+    last = request_messages[-1]
+    assert last["role"] == "user"
+    return [b for b in last["content"] if b.get("type") == "tool_result"]
+
+
+def result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content)
+    return content or ""
