@@ -18,3 +18,32 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in _AMBIENT:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("FUXI_BLOCK_REAL_API", "1")
+
+
+@pytest.fixture
+def fake_api():
+    """A running fake Messages API server; tests `add()` their steps."""
+    from fuxi_notebook.testing import FakeMessagesServer
+
+    with FakeMessagesServer() as server:
+        yield server
+
+
+@pytest.fixture
+def wire_model(fake_api):
+    """An AnthropicModel talking to `fake_api` with instant retries."""
+    from fuxi_notebook.models import AnthropicModel, RetryPolicy
+
+    retry = RetryPolicy(max_retries=3, base_delay=0.001, max_delay=0.01, stall_timeout=5)
+    return AnthropicModel("claude-sonnet-5-5", api_key="test-key", base_url=fake_api.url,
+                          retry=retry)
+
+
+@pytest.fixture
+def fake_api_url_model(fake_api):
+    """Like `wire_model`, but abandoning a silent stream after 0.3 s."""
+    from fuxi_notebook.models import AnthropicModel, RetryPolicy
+
+    retry = RetryPolicy(max_retries=2, base_delay=0.001, max_delay=0.01, stall_timeout=0.3)
+    return AnthropicModel("claude-sonnet-5-5", api_key="test-key", base_url=fake_api.url,
+                          retry=retry)

@@ -1,0 +1,402 @@
+"""A fake Anthropic Messages API on 127.0.0.1, driven by a script of Turns and Faults.
+
+Tests run the real `anthropic.AsyncAnthropic` client against it, so the whole path the
+agent loop depends on (HTTP framing, SSE parsing, retries, error classes, timeouts) is
+exercised without the network. Each `POST /v1/messages` consumes the next script step;
+the server records every request and reports approximate prompt-cache usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import threading
+from collections import deque
+from types import TracebackType
+from typing import Any
+
+from ..models.script import Fault, Step, Turn, turn_events
+from ._api import (
+    DEFAULT_CUT_TURN,
+    STATUS_FOR_TYPE,
+    authenticated,
+    error_body,
+    fault_error,
+    final_usage,
+    is_stream_fault,
+    message_from_events,
+)
+from ._http import (
+    LAST_CHUNK,
+    BadRequest,
+    HttpRequest,
+    chunk_bytes,
+    json_response_bytes,
+    read_request,
+    response_head,
+    sse_bytes,
+)
+from .cache import PromptCache, count_tokens
+
+__all__ = ["FakeMessagesServer"]
+
+MESSAGES_PATH = "/v1/messages"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+
+
+class FakeMessagesServer:
+    """A scripted Messages API server running in a background thread with its own loop.
+
+    Usable as `with FakeMessagesServer(steps) as server:` or via `start()` / `stop()`;
+    pass `server.url` as the client's `base_url`. See the module docstring of
+    `fuxi_notebook.models.script` for the step format.
+    """
+
+    def __init__(
+        self,
+        steps: list[Step] | None = None,
+        *,
+        model: str = "claude-sonnet-5-5",
+        chunk: int = 24,
+        cache_min_tokens: int = 0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.model = model
+        self.chunk = chunk
+        self.host = host
+        self.cache = PromptCache(cache_min_tokens)
+        self._requested_port = port
+        self._port: int | None = None
+        self._lock = threading.Lock()
+        self._steps: deque[Step] = deque(steps or [])
+        self._requests: list[dict[str, Any]] = []
+        self._headers: list[dict[str, str]] = []
+        self._usage_log: list[dict[str, Any]] = []
+        self._errors: list[str] = []
+        self._count_requests: list[dict[str, Any]] = []
+        self._connections = 0
+        self._ids = itertools.count(1)
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ----------------------------------------------------------------- script & records
+
+    def add(self, *steps: Step) -> None:
+        """Append steps to the script."""
+        with self._lock:
+            self._steps.extend(steps)
+
+    def reset(self, steps: list[Step] | None = None) -> None:
+        """Start over: new script, no recorded requests, empty prompt cache."""
+        with self._lock:
+            self._steps = deque(steps or [])
+            for record in (self._requests, self._headers, self._usage_log, self._errors,
+                           self._count_requests):
+                record.clear()
+        self.cache.reset()
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Parsed bodies of every `POST /v1/messages`, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def request_headers(self) -> list[dict[str, str]]:
+        """Headers (lower-cased names) of every `POST /v1/messages`, in arrival order."""
+        with self._lock:
+            return list(self._headers)
+
+    @property
+    def usage_log(self) -> list[dict[str, Any]]:
+        """Final usage of every response that started streaming (or was returned)."""
+        with self._lock:
+            return list(self._usage_log)
+
+    @property
+    def errors(self) -> list[str]:
+        """Problems of the script or of requests, e.g. "script exhausted"."""
+        with self._lock:
+            return list(self._errors)
+
+    @property
+    def count_token_requests(self) -> list[dict[str, Any]]:
+        """Parsed bodies of every `POST /v1/messages/count_tokens`."""
+        with self._lock:
+            return list(self._count_requests)
+
+    @property
+    def connection_count(self) -> int:
+        """TCP connections accepted so far; shows whether the client reuses connections."""
+        with self._lock:
+            return self._connections
+
+    @property
+    def remaining(self) -> int:
+        """Steps not consumed yet."""
+        with self._lock:
+            return len(self._steps)
+
+    def _next_id(self, prefix: str) -> str:
+        return f"{prefix}_fake{next(self._ids):06d}"
+
+    def _take_step(self, body: dict[str, Any], headers: dict[str, str]) -> Step:
+        """Record the request and pop its step (a 500 fault once the script is exhausted)."""
+        with self._lock:
+            self._requests.append(body)
+            self._headers.append(headers)
+            if self._steps:
+                return self._steps.popleft()
+            number = len(self._requests)
+            self._errors.append(f"script exhausted at request {number}")
+        return Fault(
+            status=500, error_type="api_error",
+            message=f"fake server: script exhausted (request {number} has no step left)",
+            headers={"x-should-retry": "false"},
+        )
+
+    def _resolve(self, step: Step, body: dict[str, Any]) -> Turn | Fault:
+        """Call a callable step; its exceptions become a non-retried 500."""
+        if isinstance(step, Turn | Fault):
+            return step
+        try:
+            result = step(body)
+            if not isinstance(result, Turn | Fault):
+                raise TypeError(f"a step returned {type(result).__name__}, not Turn or Fault")
+            return result
+        except Exception as exc:
+            message = f"fake server: script step raised {exc!r}"
+            with self._lock:
+                self._errors.append(message)
+            return Fault(status=500, message=message, headers={"x-should-retry": "false"})
+
+    def _events(self, turn: Turn, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The turn's stream events, with cache-accounted usage; logs the usage."""
+        usage: dict[str, Any] = {**self.cache.account(body), **turn.usage}
+        usage.pop("output_tokens", None)
+        events = turn_events(
+            turn, message_id=self._next_id("msg"), model=self.model, usage=usage,
+            tool_ids=lambda: self._next_id("toolu"), chunk=self.chunk,
+        )
+        with self._lock:
+            self._usage_log.append(final_usage(events))
+        return events
+
+    # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def port(self) -> int:
+        """The bound port (after `start()`)."""
+        if self._port is None:
+            raise RuntimeError("FakeMessagesServer is not started")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """The client's `base_url`."""
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> FakeMessagesServer:
+        """Bind and serve in a daemon thread; returns once the port is known."""
+        if self._thread is not None:
+            raise RuntimeError("FakeMessagesServer already started")
+        self._ready.clear()
+        self._port, self._startup_error = None, None
+        self._thread = threading.Thread(target=self._run, name="fake-messages-api", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._startup_error is not None:
+            self._thread.join()
+            self._thread = None
+            raise self._startup_error
+        return self
+
+    def stop(self) -> None:
+        """Close the listener and every connection, then join the thread. Idempotent."""
+        thread, loop, stopping = self._thread, self._loop, self._stopping
+        if thread is None:
+            return
+        if loop is not None and stopping is not None:
+            with contextlib.suppress(RuntimeError):  # loop already closed
+                loop.call_soon_threadsafe(stopping.set)
+        thread.join()
+        self._thread = None
+
+    def __enter__(self) -> FakeMessagesServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        """Thread body: a private event loop, so tests' own loops never block the server."""
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # reported to start() if it happened while binding
+            self._startup_error = self._startup_error or exc
+            self._ready.set()
+
+    async def _main(self) -> None:
+        """Bind, signal start(), serve until stop(), then cancel and close every connection."""
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        server = await asyncio.start_server(
+            self._on_connect, self.host, self._requested_port, limit=1 << 20)
+        self._port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            await self._stopping.wait()
+        finally:
+            server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await server.wait_closed()
+
+    # ----------------------------------------------------------------- connections
+
+    async def _on_connect(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """Serve requests on one keep-alive connection until EOF, a fault or stop()."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        with self._lock:
+            self._connections += 1
+        try:
+            while True:
+                request = await read_request(reader)
+                if request is None or not await self._dispatch(request, writer):
+                    break
+                if not request.keep_alive:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, BadRequest):
+            pass
+        except asyncio.CancelledError:
+            pass  # stop() cancels us; asyncio's callback would log a cancelled task
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _dispatch(self, request: HttpRequest, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request; False when the connection must be closed afterwards."""
+        path = request.path.split("?", 1)[0].rstrip("/")
+        if request.method != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+            return await self._send_error(writer, 404, "not_found_error",
+                                          f"fake server: no route {request.method} {path}")
+        if not authenticated(request.headers):
+            return await self._send_error(writer, 401, "authentication_error",
+                                          "fake server: no Authorization or x-api-key header")
+        try:
+            body = json.loads(request.body or b"null")
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+        except ValueError as exc:
+            return await self._send_error(writer, 400, "invalid_request_error",
+                                          f"fake server: bad JSON body: {exc}")
+        if path == COUNT_TOKENS_PATH:
+            with self._lock:
+                self._count_requests.append(body)
+            return await self._send_json(writer, 200, {"input_tokens": count_tokens(body)})
+        step = self._take_step(body, dict(request.headers))
+        return await self._respond(self._resolve(step, body), body, writer)
+
+    async def _respond(
+        self, step: Turn | Fault, body: dict[str, Any], writer: asyncio.StreamWriter
+    ) -> bool:
+        """Answer with a Turn (SSE or JSON, as the request asked) or act out a Fault."""
+        streaming = bool(body.get("stream"))
+        if isinstance(step, Turn):
+            events = self._events(step, body)
+            if not streaming:
+                return await self._send_json(writer, 200, message_from_events(events))
+            await self._send_stream(writer, events, finish=True)
+            return True
+        if step.status is not None or not is_stream_fault(step):
+            return await self._send_fault(writer, step)
+        return await self._stream_fault(step, body, writer, streaming)
+
+    # ----------------------------------------------------------------- responses
+
+    async def _send_json(self, writer: asyncio.StreamWriter, status: int, payload: Any) -> bool:
+        """A JSON success body; always keeps the connection."""
+        head = {"request-id": self._next_id("req")}
+        writer.write(json_response_bytes(status, payload, head))
+        await writer.drain()
+        return True
+
+    async def _send_error(
+        self, writer: asyncio.StreamWriter, status: int, error_type: str, message: str,
+        headers: dict[str, str] | None = None,
+    ) -> bool:
+        """An API error body whose `request_id` matches the `request-id` header."""
+        request_id = self._next_id("req")
+        payload = error_body(error_type, message, request_id)
+        writer.write(json_response_bytes(status, payload, {"request-id": request_id,
+                                                           **(headers or {})}))
+        await writer.drain()
+        return True
+
+    async def _send_fault(self, writer: asyncio.StreamWriter, fault: Fault) -> bool:
+        """An HTTP error response for a status fault (or a non-streamed error event)."""
+        error_type, message = fault_error(fault)
+        status = fault.status or STATUS_FOR_TYPE.get(error_type, 500)
+        headers = dict(fault.headers)
+        if fault.retry_after is not None:
+            headers["retry-after"] = f"{fault.retry_after:g}"
+        return await self._send_error(writer, status, error_type, message, headers)
+
+    async def _send_stream(
+        self, writer: asyncio.StreamWriter, events: list[dict[str, Any]], *, finish: bool
+    ) -> None:
+        """Headers and events of a chunked SSE body; `finish` sends the last chunk."""
+        writer.write(response_head(200, {
+            "content-type": "text/event-stream",
+            "cache-control": "no-cache",
+            "transfer-encoding": "chunked",
+            "request-id": self._next_id("req"),
+        }))
+        for event in events:
+            writer.write(chunk_bytes(sse_bytes(event)))
+        if finish:
+            writer.write(LAST_CHUNK)
+        await writer.drain()
+
+    async def _stream_fault(
+        self, fault: Fault, body: dict[str, Any], writer: asyncio.StreamWriter, streaming: bool
+    ) -> bool:
+        """Cut, stall or error-event faults; False means the connection is dropped."""
+        if not streaming:
+            if fault.error_event:
+                error_type = fault.error_type or "overloaded_error"
+                return await self._send_fault(writer, Fault(error_type=error_type,
+                                                            message=fault.message))
+            await asyncio.sleep(fault.stall_seconds or 0)
+            return False
+        events = self._events(fault.turn or DEFAULT_CUT_TURN, body)[: fault.cut_after_events or 0]
+        await self._send_stream(writer, events, finish=False)
+        if fault.stall_seconds:
+            await asyncio.sleep(fault.stall_seconds)
+            return False
+        if not fault.error_event:
+            return False
+        error_type, message = fault_error(fault, "overloaded_error")
+        error = {"type": "error", "error": {"type": error_type, "message": message}}
+        writer.write(chunk_bytes(sse_bytes(error)) + LAST_CHUNK)
+        await writer.drain()
+        return True
