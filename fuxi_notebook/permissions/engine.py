@@ -118,6 +118,7 @@ class PermissionEngine:
             f"allow it with allowed_tools=[{tool_name!r}] (or a narrower rule such as "
             "'Bash(git status)')"
         )
+        denied = f"Permission to use {tool_name} was not granted"
         if self.mode == "dontAsk":
-            return f"Permission to use {tool_name} was not granted (permission mode dontAsk); {how}."
-        return f"Permission to use {tool_name} was not granted; {how} or pass a can_use_tool callback."
+            return f"{denied} (permission mode dontAsk); {how}."
+        return f"{denied}; {how} or pass a can_use_tool callback."

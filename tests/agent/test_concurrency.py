@@ -19,11 +19,10 @@ from .helpers import result_text, tool_results
 class Probe:
     """A tool that records when it runs; read-only probes wait for each other."""
 
-    input_schema: dict[str, Any] = {"type": "object", "properties": {"tag": {"type": "string"}},
-                                    "required": ["tag"]}
-
     def __init__(self, name: str, *, read_only: bool, log: list[str],
                  gate: asyncio.Barrier | None = None) -> None:
+        self.input_schema = {"type": "object", "properties": {"tag": {"type": "string"}},
+                             "required": ["tag"]}
         self.name, self.read_only, self.log, self.gate = name, read_only, log, gate
         self.description = f"probe {name}"
 

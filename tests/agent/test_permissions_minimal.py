@@ -30,8 +30,9 @@ async def test_tool_without_rule_or_callback_is_denied_with_how_to_allow(tmp_pat
     (result,) = tool_results(model.requests[1].messages)
     assert result["is_error"]
     assert "allowed_tools" in result_text(result) and "can_use_tool" in result_text(result)
-    assert messages[-1].permission_denials == [
-        {"tool_name": "Bash", "tool_use_id": "toolu_01", "tool_input": {"command": "touch sentinel"}}]
+    assert messages[-1].permission_denials == [{
+        "tool_name": "Bash", "tool_use_id": "toolu_01",
+        "tool_input": {"command": "touch sentinel"}}]
 
 
 async def test_deny_rule_wins_over_allow_and_bypass(tmp_path, monkeypatch):

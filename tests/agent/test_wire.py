@@ -83,7 +83,7 @@ async def test_stream_cut_after_a_completed_block_is_not_rerun(fake_api, wire_mo
 
 async def test_non_retryable_errors_fail_at_once(fake_api, wire_model, tmp_path):
     fake_api.add(Fault(status=400, message="bad request body"))
-    messages, error = await collect("go", _options(wire_model, tmp_path))
+    messages, _ = await collect("go", _options(wire_model, tmp_path))
     assert len(fake_api.requests) == 1
     assert messages[-1].subtype == "error_during_execution"
     assert "400" in messages[-1].errors[0] and "bad request body" in messages[-1].errors[0]

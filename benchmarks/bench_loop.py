@@ -1,0 +1,137 @@
+"""Loop overhead, import time and prompt-cache share, measured as ratios in one run.
+
+1. A 2-turn `Read` scenario on the fake server: our `query()` against a minimal
+   hand-written `AsyncAnthropic` streaming loop on the same server, alternating in one
+   process, both warm (one client kept across runs). Prints the ratio of medians.
+2. The import time of `fuxi_notebook` in a fresh interpreter (`-X importtime`).
+3. The cache-read share of input tokens after turn 1 over a 20-turn tool session.
+
+Run: .venv/bin/python benchmarks/bench_loop.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+from fuxi_notebook import FuxiAgentOptions, ResultMessage, query
+from fuxi_notebook.models import AnthropicModel
+from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
+
+MODEL = "claude-sonnet-5-5"
+
+
+def read_scenario(request: dict[str, Any]) -> Turn:
+    """Turn 1 reads the file; turn 2 answers. Works for any number of repetitions."""
+    last = request["messages"][-1]["content"]
+    if isinstance(last, list) and last and last[0].get("type") == "tool_result":
+        return Turn([text("The file holds a greeting.")])
+    return Turn([text("Reading it."), tool_use("Read", {"file_path": "hello.txt"})])
+
+
+async def ours(model: AnthropicModel, folder: Path) -> None:
+    options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=["Read"])
+    async for message in query(prompt="What is in hello.txt?", options=options):
+        if isinstance(message, ResultMessage):
+            assert message.subtype == "success", message
+
+
+async def handwritten(client: anthropic.AsyncAnthropic, folder: Path) -> None:
+    """The floor: stream, run Read by hand, send the result, stream again."""
+    tools = [{"name": "Read", "description": "Read a file.", "input_schema": {
+        "type": "object", "properties": {"file_path": {"type": "string"}},
+        "required": ["file_path"]}}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "What is in hello.txt?"}]
+    while True:
+        async with client.messages.stream(model=MODEL, max_tokens=1024, tools=tools,
+                                          messages=messages) as stream:
+            final = await stream.get_final_message()
+        messages.append({"role": "assistant", "content": [b.to_dict() for b in final.content]})
+        calls = [b for b in final.content if b.type == "tool_use"]
+        if not calls:
+            return
+        results = []
+        for call in calls:
+            content = (folder / call.input["file_path"]).read_text()
+            results.append({"type": "tool_result", "tool_use_id": call.id, "content": content})
+        messages.append({"role": "user", "content": results})
+
+
+async def overhead(runs: int) -> float:
+    folder = Path(tempfile.mkdtemp(prefix="fuxi-bench-"))
+    (folder / "hello.txt").write_text("hello world\n" * 20)
+    with FakeMessagesServer() as server:
+        server.add(*[read_scenario] * (4 * (runs + 3)))
+        model = AnthropicModel(MODEL, api_key="bench", base_url=server.url)
+        client = anthropic.AsyncAnthropic(api_key="bench", base_url=server.url, max_retries=0)
+        for _ in range(3):  # warm both paths: imports, connections, validators
+            await ours(model, folder)
+            await handwritten(client, folder)
+        mine, floor = [], []
+        for _ in range(runs):
+            start = time.perf_counter()
+            await ours(model, folder)
+            mine.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            await handwritten(client, folder)
+            floor.append(time.perf_counter() - start)
+        await client.close()
+    ours_ms, floor_ms = statistics.median(mine) * 1000, statistics.median(floor) * 1000
+    print(f"2-turn Read scenario: query() median {ours_ms:.1f} ms, hand-written loop "
+          f"median {floor_ms:.1f} ms")
+    return ours_ms / floor_ms
+
+
+def import_seconds() -> float:
+    """Cumulative import time of fuxi_notebook in a fresh interpreter (median of 5)."""
+    samples = []
+    for _ in range(5):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import fuxi_notebook"],
+                              capture_output=True, text=True, check=True)
+        line = [x for x in done.stderr.splitlines() if re.search(r"\| fuxi_notebook$", x)][-1]
+        samples.append(int(line.split("|")[1]) / 1e6)
+    return statistics.median(samples)
+
+
+async def cache_share(turns: int = 20) -> float:
+    folder = Path(tempfile.mkdtemp(prefix="fuxi-bench-"))
+    for i in range(turns):
+        (folder / f"file{i}.txt").write_text(f"line {i}\n" * 30)
+    steps = [Turn([tool_use("Read", {"file_path": f"file{i}.txt"})]) for i in range(turns - 1)]
+    with FakeMessagesServer([*steps, Turn([text("All read.")])]) as server:
+        model = AnthropicModel(MODEL, api_key="bench", base_url=server.url)
+        options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=["Read"])
+        async for _ in query(prompt="Read every file.", options=options):
+            pass
+        later = server.usage_log[1:]
+    read = sum(u["cache_read_input_tokens"] for u in later)
+    total = sum(u["input_tokens"] + u["cache_read_input_tokens"]
+                + u["cache_creation_input_tokens"] for u in later)
+    return read / total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=40)
+    args = parser.parse_args()
+    ratio = asyncio.run(overhead(args.runs))
+    print(f"loop overhead ratio (query() / hand-written, medians): {ratio:.2f}  (target <= 1.5)")
+    seconds = import_seconds()
+    print(f"import fuxi_notebook: {seconds:.3f} s  (target < 0.3 s)")
+    share = asyncio.run(cache_share())
+    print(f"cache-read share of input tokens after turn 1, 20-turn session: {share:.1%}  "
+          "(target >= 90 %)")
+
+
+if __name__ == "__main__":
+    main()

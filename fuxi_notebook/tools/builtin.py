@@ -1,0 +1,15 @@
+"""The default tool set, in the order the model sees it."""
+
+from __future__ import annotations
+
+from .base import Tool
+from .files import EditTool, ReadTool, WriteTool
+from .search import GlobTool, GrepTool
+from .shell import BashTool
+
+__all__ = ["builtin_tools"]
+
+
+def builtin_tools() -> list[Tool]:
+    """Fresh instances of Read, Write, Edit, Glob, Grep and Bash (tools hold no state)."""
+    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool()]
