@@ -112,19 +112,20 @@ async def _stream_response(run: Run, holder: list[ModelResponse]) -> AsyncIterat
     completed block; the finished response is recorded in history and usage."""
     session = run.session
     partial = session.options.include_partial_messages
-    message_id, model = None, session.model_name
+    message_id, model, usage = None, session.model_name, None
     async for item in session.model.stream(_request(run)):
         if isinstance(item, RawEvent):
             if item.event.get("type") == "message_start":
-                message_id = item.event["message"].get("id")
-                model = item.event["message"].get("model") or model
+                start = item.event["message"]
+                message_id, usage = start.get("id"), start.get("usage")
+                model = start.get("model") or model
             if partial:
                 yield StreamEvent(uuid=new_uuid(), session_id=session.id, event=item.event)
         elif isinstance(item, BlockDone):
             block = block_from_wire(item.block)
             if block is not None:
                 yield AssistantMessage(content=[block], model=model, message_id=message_id,
-                                       session_id=session.id, uuid=new_uuid())
+                                       usage=usage, session_id=session.id, uuid=new_uuid())
         else:
             _record(run, item)
             holder.append(item)

@@ -56,6 +56,7 @@ async def test_each_block_is_its_own_assistant_message_sharing_message_id(tmp_pa
         "ThinkingBlock", "TextBlock", "ToolUseBlock"]
     assert all(len(m.content) == 1 for m in first)
     assert len({m.message_id for m in first}) == 1 and first[0].message_id
+    assert first[0].usage["input_tokens"] == 10  # the response's usage at message_start
     # thinking travels back to the API unchanged, signature included
     sent = model.requests[1].messages[1]["content"][0]
     assert sent == {"type": "thinking", "thinking": "Let me think.", "signature": "sig"}

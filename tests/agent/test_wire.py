@@ -135,3 +135,26 @@ async def test_prompt_cache_reads_most_of_a_long_session(fake_api, wire_model, t
     total = sum(u["input_tokens"] + u["cache_read_input_tokens"]
                 + u["cache_creation_input_tokens"] for u in later)
     assert read / total > 0.8
+
+
+async def test_connection_errors_are_retried_then_reported(tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    retry = RetryPolicy(max_retries=2, base_delay=0.001, max_delay=0.001)
+    model = AnthropicModel("claude-sonnet-5-5", api_key="k", base_url=f"http://127.0.0.1:{port}",
+                           retry=retry)
+    attempts = []
+    original = model.client
+
+    def counting_client():
+        attempts.append(1)
+        return original()
+
+    model.client = counting_client  # count attempts at the exact seam
+    messages, _ = await collect("go", _options(model, tmp_path))
+    assert len(attempts) == 3
+    assert messages[-1].subtype == "error_during_execution"
+    assert "could not reach the API" in messages[-1].errors[0]
