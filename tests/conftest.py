@@ -21,12 +21,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def fake_api():
-    """A running fake Messages API server; tests `add()` their steps."""
-    from fuxi_notebook.testing import FakeMessagesServer
-
-    with FakeMessagesServer() as server:
-        yield server
+def fake_api(fake_messages_api):
+    """The package's own pytest fixture (fuxi_notebook.testing.pytest_plugin), shorter."""
+    return fake_messages_api
 
 
 @pytest.fixture
