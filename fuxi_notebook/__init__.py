@@ -15,6 +15,7 @@ from .errors import (
     ModelError,
     ResultError,
 )
+from .hooks import HookCallback, HookEvent, HookMatcher
 from .models import AnthropicModel, Model, ScriptedModel
 from .options import (
     CanUseTool,
@@ -53,6 +54,9 @@ __all__ = [
     "FuxiAgentOptions",
     "FuxiSDKClient",
     "FuxiSDKError",
+    "HookCallback",
+    "HookEvent",
+    "HookMatcher",
     "Message",
     "Model",
     "ModelError",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from .hooks import HookMatcher
     from .models.base import Model
 
 __all__ = [
@@ -129,6 +130,9 @@ class FuxiAgentOptions:
         include_partial_messages: also yield raw `StreamEvent`s.
         setting_sources: where project memory is loaded from: "project" = FUXI.md in
             `cwd`, "user" = ~/.fuxi/FUXI.md (None = neither).
+        settings: a settings file path or inline JSON whose `permissions` section adds
+            allow / deny / ask rules, `defaultMode` and `additionalDirectories`.
+        hooks: callbacks per event, e.g. `{"PreToolUse": [HookMatcher("Bash", [cb])]}`.
     """
 
     tools: list[str] | None = None
@@ -149,3 +153,5 @@ class FuxiAgentOptions:
     env: dict[str, str] = field(default_factory=dict)
     include_partial_messages: bool = False
     setting_sources: list[SettingSource] | None = None
+    settings: str | None = None
+    hooks: dict[str, list[HookMatcher]] | None = None

@@ -53,12 +53,14 @@ def _run(name: str, server, cwd: Path) -> str:
 
 
 def test_ja_handle_messages(fake_api, tmp_path):
-    fake_api.add(Turn([text("Let me look around."), tool_use("Glob", {"pattern": "*"})]),
+    fake_api.add(Turn([text("Let me look around."), tool_use("Glob", {"pattern": "*"}),
+                       tool_use("Bash", {"command": "rm -rf build"})]),
                  Turn([text("A tiny project.")]))
     out = _run("ja_handle_messages.py", fake_api, tmp_path)
-    assert out.splitlines() == ["Turn completed: 1 content blocks"] * 3 + ["A tiny project."]
-    # no tool is allowed by default: the Glob call was denied and the model was told so
-    denied = fake_api.requests[1]["messages"][-1]["content"][0]
+    assert out.splitlines() == ["Turn completed: 1 content blocks"] * 4 + ["A tiny project."]
+    # reading inside cwd needs no rule; nothing else is allowed by default
+    globbed, denied = fake_api.requests[1]["messages"][-1]["content"][:2]
+    assert not globbed.get("is_error")
     assert denied["is_error"] and "not granted" in denied["content"]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..context.caching import with_cache_breakpoints
@@ -21,7 +22,8 @@ from ..types import (
     new_uuid,
 )
 from .run import Run
-from .tool_calls import execute_tool_calls, not_executed
+from .session import reminder
+from .tool_calls import execute_tool_calls, informational, not_executed
 
 __all__ = ["run_prompt"]
 
@@ -30,7 +32,13 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
     """Run the loop for one prompt, yielding every message up to its ResultMessage."""
     session = run.session
     yield session.init_message()
-    session.add_user_prompt(content)
+    blocked = await _submit_prompt(run, content)
+    for banner in blocked.banners:
+        yield informational(banner)
+    if blocked.reason is not None:
+        yield run.result("error_during_execution", errors=[blocked.reason],
+                         terminal_reason="hook_stopped")
+        return
     options = session.options
     while True:
         budget = options.max_budget_usd
@@ -48,8 +56,14 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
         response = holder[0]
         calls = _tool_calls(response)
         if not calls:
-            yield _final_result(run, response)
-            return
+            done = await _stop_hooks(run, response)
+            for banner in done.banners:
+                yield informational(banner)
+            if done.reason is None:
+                yield _final_result(run, response)
+                return
+            session.add_user_prompt([reminder(f"Stop hook feedback: {done.reason}")])
+            continue
         if options.max_turns is not None and run.tool_turns >= options.max_turns:
             session.add_tool_results(not_executed(calls, "maximum number of turns reached"),
                                      send_now=False)
@@ -58,12 +72,55 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
         run.tool_turns += 1
         async for message in _run_tools(run, calls):
             yield message
+        if run.stopped:
+            yield run.result("error_during_execution", errors=[run.stopped],
+                             terminal_reason="hook_stopped")
+            return
         if run.interrupted:
             yield run.result("error_during_execution", errors=["Interrupted by a permission "
                              "denial."], terminal_reason="aborted_tools")
             return
 
 
+@dataclass
+class _HookVerdict:
+    """Whether a prompt/stop hook blocked (with why) and the banners it asked to show."""
+
+    reason: str | None = None
+    banners: list[str] = field(default_factory=list)
+
+
+async def _submit_prompt(run: Run, content: str | list[dict[str, Any]]) -> _HookVerdict:
+    """UserPromptSubmit hooks, then the prompt (plus any hook context) joins the history."""
+    session = run.session
+    text = content if isinstance(content, str) else "\n".join(
+        b.get("text", "") for b in content if b.get("type") == "text")
+    hook = await session.hooks.run("UserPromptSubmit", {**session.hook_input(), "prompt": text})
+    if hook.block or hook.stop:
+        reason = hook.reason or hook.stop_reason or "A UserPromptSubmit hook blocked the prompt."
+        return _HookVerdict(reason, hook.system_messages)
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    session.add_user_prompt(blocks + [reminder(c) for c in hook.additional_context])
+    return _HookVerdict(None, hook.system_messages)
+
+
+_MAX_STOP_CONTINUATIONS = 8
+
+
+async def _stop_hooks(run: Run, response: ModelResponse) -> _HookVerdict:
+    """Stop hooks may make the agent go on (`decision: block` with a reason)."""
+    session = run.session
+    if not session.hooks.has("Stop") or response.incomplete:
+        return _HookVerdict()
+    last = "\n".join(b["text"] for b in response.content if b.get("type") == "text")
+    hook = await session.hooks.run("Stop", {**session.hook_input(),
+                                            "stop_hook_active": run.stop_hook_active,
+                                            "last_assistant_message": last})
+    if not hook.block or hook.stop or run.stop_continuations >= _MAX_STOP_CONTINUATIONS:
+        return _HookVerdict(None, hook.system_messages)
+    run.stop_hook_active = True
+    run.stop_continuations += 1
+    return _HookVerdict(hook.reason or "A Stop hook asked to continue.", hook.system_messages)
 def _tool_calls(response: ModelResponse) -> list[dict[str, Any]]:
     """The calls to execute; a call cut off by `max_tokens` is never run."""
     calls = [b for b in response.content if b.get("type") == "tool_use"]
@@ -87,8 +144,9 @@ def _final_result(run: Run, response: ModelResponse) -> Any:
 async def _run_tools(run: Run, calls: list[dict[str, Any]]) -> AsyncIterator[Message]:
     """Execute the calls; on cancellation, answer every call with an interrupted result."""
     results: list[dict[str, Any]] = []
+    context: list[str] = []
     try:
-        async for message in execute_tool_calls(run, calls, results):
+        async for message in execute_tool_calls(run, calls, results, context):
             yield message
     except (asyncio.CancelledError, GeneratorExit):
         done = {r["tool_use_id"] for r in results}
@@ -96,7 +154,9 @@ async def _run_tools(run: Run, calls: list[dict[str, Any]]) -> AsyncIterator[Mes
         run.session.add_tool_results(
             results + not_executed(missing, "interrupted by the user"), send_now=False)
         raise
-    run.session.add_tool_results(results, send_now=True)
+    ended = run.stopped is not None or run.interrupted
+    blocks = results + [reminder(text) for text in context]
+    run.session.add_tool_results(blocks, send_now=not ended)
 
 
 def _request(run: Run) -> ModelRequest:

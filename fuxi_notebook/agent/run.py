@@ -25,8 +25,9 @@ class Run:
     Attributes:
         num_turns: model responses received in this run.
         tool_turns: responses whose tool calls were executed (what `max_turns` counts).
-        interrupted: a denial with `interrupt=True`, or `interrupt()`, ended the run.
-        open_tool_calls: True while tool calls of the last response are being executed.
+        interrupted: a denial with `interrupt=True` ended the run.
+        stopped: why a hook stopped the run (`continue: false`), if one did.
+        stop_hook_active: a Stop hook already made the agent continue once.
     """
 
     session: Session
@@ -36,7 +37,9 @@ class Run:
     tool_turns: int = 0
     stop_reason: str | None = None
     interrupted: bool = False
-    open_tool_calls: bool = False
+    stopped: str | None = None
+    stop_hook_active: bool = False
+    stop_continuations: int = 0
     denials: list[dict[str, Any]] = field(default_factory=list)
     usage_at_start: UsageTotals = field(init=False)
 

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
+from ..hooks import HookRunner
 from ..models import Model, resolve_model
 from ..options import EFFORT_LEVELS, FuxiAgentOptions
+from ..permissions.classifier import classify
 from ..permissions.engine import PermissionEngine
 from ..tools.base import ToolContext
 from ..tools.builtin import builtin_tools
@@ -23,7 +25,14 @@ from ..types import SystemMessage, new_uuid
 from .prompt import system_blocks
 from .usage import UsageTotals
 
-__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "Session"]
+__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "REMINDER_OPEN", "Session", "reminder"]
+
+REMINDER_OPEN = "<system-reminder>"
+
+
+def reminder(text: str) -> dict[str, Any]:
+    """A text block of context added by a hook (not something the user typed)."""
+    return {"type": "text", "text": f"{REMINDER_OPEN}\n{text}\n</system-reminder>"}
 
 DEFAULT_MAX_OUTPUT_TOKENS = int(os.environ.get("FUXI_MAX_OUTPUT_TOKENS", "16384"))
 
@@ -36,14 +45,13 @@ class Session:
         self.options = options
         self.id = new_uuid()
         self.cwd = _working_dir(options.cwd)
-        self.permissions = PermissionEngine(options)
+        self.hooks = HookRunner(options.hooks)
+        self.permissions = PermissionEngine(options, cwd=self.cwd, hooks=self.hooks,
+                                            classifier=self._classify)
         self.model: Model = resolve_model(options.model)
         self.registry = ToolRegistry(_offered_tools(options, self.permissions))
-        self.tool_ctx = ToolContext(
-            cwd=self.cwd,
-            add_dirs=[Path(d).expanduser().resolve() for d in options.add_dirs],
-            env=dict(options.env),
-        )
+        self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
+                                    env=dict(options.env))
         self.system = system_blocks(options, self.cwd)
         self.tool_definitions = self.registry.definitions()
         self.history: list[dict[str, Any]] = []
@@ -69,9 +77,36 @@ class Session:
             "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",
         })
 
+    def hook_input(self) -> dict[str, Any]:
+        """The fields every hook input carries."""
+        return {"session_id": self.id, "transcript_path": None, "cwd": str(self.cwd),
+                "permission_mode": self.permissions.mode}
+
+    def user_requests(self) -> list[str]:
+        """What the user asked in this session (prompt text only, never tool results)."""
+        texts = []
+        for message in self.history:
+            if message["role"] == "user":
+                texts.extend(b["text"] for b in message["content"] if b.get("type") == "text"
+                             and not b["text"].startswith(REMINDER_OPEN))
+        return texts
+
+    async def _classify(self, tool_name: str, tool_input: dict[str, Any]) -> tuple[bool, str]:
+        """The `auto` mode classifier, on this session's model; its cost is counted."""
+        verdict = await classify(self.model, model_name=self.model_name,
+                                 user_requests=self.user_requests(), tool_name=tool_name,
+                                 tool_input=tool_input)
+        if verdict.response is not None:
+            self.usage.add(verdict.response.model or self.model_name, verdict.response.usage)
+        return verdict.allow, verdict.reason
+
     def add_user_prompt(self, content: str | list[dict[str, Any]]) -> None:
         """Append a prompt, preceded by any tool results still owed to the model."""
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if self.history and self.history[-1]["role"] == "user" and not self.pending_results:
+            self.history[-1] = {"role": "user",
+                                "content": [*self.history[-1]["content"], *blocks]}
+            return
         if self.pending_results:
             blocks = [*self.pending_results, *blocks]
             self.pending_results = []

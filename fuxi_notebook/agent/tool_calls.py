@@ -3,26 +3,50 @@
 Every call gets exactly one result, in the model's order: unknown tools, invalid JSON,
 schema mismatches, denials and tool failures all become `is_error` results the model
 can read. Consecutive read-only calls run concurrently; any other call runs alone.
+PostToolUse / PostToolUseFailure hooks see each outcome and may add context for the model.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..tools.base import ToolError, ToolOutput
-from ..types import ToolResultBlock, UserMessage, block_to_wire, new_uuid
+from ..types import (
+    Message,
+    SystemMessage,
+    ToolResultBlock,
+    UserMessage,
+    block_to_wire,
+    new_uuid,
+)
 from .run import Run
 
-__all__ = ["execute_tool_calls", "not_executed"]
+__all__ = ["CallOutcome", "execute_tool_calls", "informational", "not_executed"]
 
 _RAW_INPUT_PREVIEW = 2000
+
+
+@dataclass
+class CallOutcome:
+    """One call's result, plus hook context for the model and banners for the user."""
+
+    result: dict[str, Any]
+    context: list[str] = field(default_factory=list)
+    banners: list[str] = field(default_factory=list)
 
 
 def not_executed(calls: list[dict[str, Any]], reason: str) -> list[dict[str, Any]]:
     """Error results for calls that will never run, so the history stays valid."""
     return [_error(call["id"], f"Not executed: {reason}.") for call in calls]
+
+
+def informational(text: str) -> SystemMessage:
+    """A plain status banner (e.g. a hook's systemMessage)."""
+    return SystemMessage(subtype="informational", data={"content": text, "level": "info"})
 
 
 def _error(tool_use_id: str, message: str) -> dict[str, Any]:
@@ -32,73 +56,129 @@ def _error(tool_use_id: str, message: str) -> dict[str, Any]:
 def _batches(run: Run, calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Group consecutive read-only calls; every other call is a batch of its own."""
     batches: list[list[dict[str, Any]]] = []
+    last_read_only = False
     for call in calls:
         tool = run.session.registry.get(call["name"])
         read_only = tool is None or tool.read_only
-        if read_only and batches and batches[-1][0].get("_read_only"):
-            batches[-1].append({**call, "_read_only": True})
+        if read_only and batches and last_read_only:
+            batches[-1].append(call)
         else:
-            batches.append([{**call, "_read_only": read_only}])
+            batches.append([call])
+        last_read_only = read_only
     return batches
 
 
-async def execute_tool_calls(run: Run, calls: list[dict[str, Any]],
-                             results: list[dict[str, Any]]) -> AsyncIterator[UserMessage]:
-    """Run `calls`, appending one wire result per call to `results` and yielding each
-    as a UserMessage. After an interrupting denial the remaining calls are not run."""
+async def execute_tool_calls(run: Run, calls: list[dict[str, Any]], results: list[dict[str, Any]],
+                             context: list[str]) -> AsyncIterator[Message]:
+    """Run `calls`, appending one wire result per call to `results` (and hook context to
+    `context`), yielding banners and one UserMessage per result. After an interrupting
+    denial or a hook's stop the remaining calls are not run."""
     for batch in _batches(run, calls):
-        if run.interrupted:
-            outcomes = not_executed(batch, "the run was interrupted")
+        if run.interrupted or run.stopped:
+            outcomes = [CallOutcome(r) for r in not_executed(batch, "the run was interrupted")]
         elif len(batch) == 1:
             outcomes = [await _call(run, batch[0])]
         else:
             outcomes = list(await asyncio.gather(*(_call(run, call) for call in batch)))
         for outcome in outcomes:
-            results.append(outcome)
-            yield UserMessage(
-                content=[ToolResultBlock(tool_use_id=outcome["tool_use_id"],
-                                         content=outcome.get("content"),
-                                         is_error=outcome.get("is_error", False))],
-                uuid=new_uuid(),
-            )
+            results.append(outcome.result)
+            context.extend(outcome.context)
+            for banner in outcome.banners:
+                yield informational(banner)
+            block = ToolResultBlock(tool_use_id=outcome.result["tool_use_id"],
+                                    content=outcome.result.get("content"),
+                                    is_error=outcome.result.get("is_error", False))
+            yield UserMessage(content=[block], uuid=new_uuid())
 
 
-async def _call(run: Run, call: dict[str, Any]) -> dict[str, Any]:
-    """Check and run one call; never raises except on cancellation."""
+def _precheck(run: Run, call: dict[str, Any]) -> str | None:
+    """Why the call cannot even be considered (unknown tool, bad JSON, bad input)."""
     session = run.session
-    tool_id, name = call["id"], call["name"]
-    tool = session.registry.get(name)
-    if tool is None:
+    name = call["name"]
+    if session.registry.get(name) is None:
         available = ", ".join(session.registry.names()) or "none"
-        return _error(tool_id, f"No such tool available: {name}. Available tools: {available}.")
+        return f"No such tool available: {name}. Available tools: {available}."
     if "_invalid_input" in call:
         raw = call["_invalid_input"][:_RAW_INPUT_PREVIEW]
-        return _error(tool_id, f"The input for {name} was not valid JSON, so the tool did not "
-                               f"run. Send the input again as one JSON object. Received: {raw}")
-    tool_input = call["input"]
-    problem = session.registry.validate(name, tool_input)
+        return (f"The input for {name} was not valid JSON, so the tool did not run. Send the "
+                f"input again as one JSON object. Received: {raw}")
+    return session.registry.validate(name, call["input"])
+
+
+async def _call(run: Run, call: dict[str, Any]) -> CallOutcome:
+    """Check, approve and run one call; never raises except on cancellation."""
+    session = run.session
+    tool_id, name = call["id"], call["name"]
+    problem = _precheck(run, call)
     if problem:
-        return _error(tool_id, problem)
-    decision = await session.permissions.decide(name, tool_input, tool_id)
+        return CallOutcome(_error(tool_id, problem))
+    tool_input = call["input"]
+    decision = await session.permissions.decide(
+        name, tool_input, tool_id, base=session.tool_ctx.shell_cwd or session.cwd,
+        hook_input=session.hook_input())
+    if decision.stop:
+        run.stopped = decision.message
     if decision.behavior == "deny":
         run.denials.append({"tool_name": name, "tool_use_id": tool_id, "tool_input": tool_input})
         run.interrupted = run.interrupted or decision.interrupt
-        return _error(tool_id, decision.message)
+        return CallOutcome(_error(tool_id, decision.message), decision.context, decision.banners)
     if decision.updated_input is not None:
         tool_input = decision.updated_input
         problem = session.registry.validate(name, tool_input)
         if problem:
-            return _error(tool_id, problem)
-    return await _execute(tool, tool_id, tool_input, run)
+            return CallOutcome(_error(tool_id, problem), decision.context, decision.banners)
+    session.tool_ctx.approved_targets = decision.targets
+    outcome = await _execute(run, call, tool_input)
+    outcome.context[:0] = decision.context
+    outcome.banners[:0] = decision.banners
+    return outcome
 
 
-async def _execute(tool: Any, tool_id: str, tool_input: dict[str, Any],
-                   run: Run) -> dict[str, Any]:
+async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -> CallOutcome:
+    session = run.session
+    tool = session.registry.get(call["name"])
+    assert tool is not None
+    started = time.monotonic()
+    error: str | None = None
     try:
-        output: ToolOutput = await tool.run(tool_input, run.session.tool_ctx)
-    except ToolError as error:
-        return _error(tool_id, str(error))
-    except Exception as error:  # F11: a tool bug must not end the run
-        return _error(tool_id, f"{tool.name} failed: {type(error).__name__}: {error}")
-    return block_to_wire(ToolResultBlock(tool_use_id=tool_id, content=output.content,
-                                         is_error=output.is_error))
+        output = await tool.run(tool_input, session.tool_ctx)
+    except ToolError as failure:
+        error = str(failure)
+    except Exception as failure:  # F11: a tool bug must not end the run
+        error = f"{tool.name} failed: {type(failure).__name__}: {failure}"
+    if error is not None:
+        output = ToolOutput(content=error, is_error=True)
+    duration_ms = int((time.monotonic() - started) * 1000)
+    return await _after(run, call, tool_input, output, duration_ms)
+
+
+async def _after(run: Run, call: dict[str, Any], tool_input: dict[str, Any], output: ToolOutput,
+                 duration_ms: int) -> CallOutcome:
+    """PostToolUse (or PostToolUseFailure) hooks: context, replaced output, banners."""
+    session = run.session
+    base = {**session.hook_input(), "tool_name": call["name"], "tool_input": tool_input,
+            "tool_use_id": call["id"], "duration_ms": duration_ms}
+    if output.is_error:
+        event, data = "PostToolUseFailure", {**base, "error": _text(output.content),
+                                             "is_interrupt": False}
+    else:
+        event, data = "PostToolUse", {**base, "tool_response": output.content}
+    hook = await session.hooks.run(event, data, tool_use_id=call["id"], match=call["name"])
+    content = output.content
+    if hook.updated_output is not None and not output.is_error:
+        content = hook.updated_output if isinstance(hook.updated_output, str | list) else str(
+            hook.updated_output)
+    context = list(hook.additional_context)
+    if hook.block and hook.reason:
+        context.append(f"{event} hook feedback: {hook.reason}")
+    if hook.stop:
+        run.stopped = hook.stop_reason or f"A {event} hook stopped the run."
+    result = block_to_wire(ToolResultBlock(tool_use_id=call["id"], content=content,
+                                           is_error=output.is_error))
+    return CallOutcome(result, context, list(hook.system_messages))
+
+
+def _text(content: str | list[dict[str, Any]]) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content if part.get("type") == "text")

@@ -1,16 +1,23 @@
-"""Decides whether a tool call may run: deny rules → mode → allow rules → `can_use_tool`.
+"""Decides whether a tool call may run, in the documented order:
 
-Deny always wins. With no rule and no callback the call is denied with a message that
-says how to allow it. Permission updates returned by the callback last for the session.
+    PreToolUse hooks → deny rules → ask rules → permission mode → allow rules → can_use_tool
+
+Deny always wins and nothing downgrades it. "Hard" asks (ask rules, removing a critical
+path) are confirmed in every mode; "soft" asks (protected paths, commands that could not
+be analysed) stop rules and modes from auto-approving but not `bypassPermissions`. What
+nobody approves is denied, with a message that tells the model how it could be allowed.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ConfigurationError
+from ..hooks import HookOutcome, HookRunner
 from ..options import (
     PERMISSION_MODES,
     FuxiAgentOptions,
@@ -19,71 +26,176 @@ from ..options import (
     PermissionUpdate,
     ToolPermissionContext,
 )
-from .rules import Rule, parse_rule, parse_rules
+from .judge import Judgement, RuleBook
+from .rules import Behavior, parse_rule, parse_rules
+from .settings import load_settings
+from .shell import SimpleCommand, kills_own_process
 
 __all__ = ["Decision", "PermissionEngine", "check_mode"]
+
+Classifier = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
 
 
 @dataclass
 class Decision:
-    """The outcome for one call."""
+    """The outcome for one call; `stop` ends the whole run (a hook said continue=False)."""
 
     behavior: Literal["allow", "deny"]
     message: str = ""
     updated_input: dict[str, Any] | None = None
     interrupt: bool = False
+    stop: bool = False
+    context: list[str] = field(default_factory=list)
+    banners: list[str] = field(default_factory=list)
+    targets: dict[str, str] = field(default_factory=dict)
 
 
 def check_mode(mode: str) -> None:
     """Reject unknown modes, and `bypassPermissions` as root outside a declared sandbox."""
     if mode not in PERMISSION_MODES:
         raise ConfigurationError(
-            f"unknown permission_mode {mode!r}; expected one of {', '.join(PERMISSION_MODES)}"
-        )
+            f"unknown permission_mode {mode!r}; expected one of {', '.join(PERMISSION_MODES)}")
     if mode == "bypassPermissions" and _is_root() and os.environ.get("IS_SANDBOX") != "1":
         raise ConfigurationError(
             "permission_mode='bypassPermissions' is refused when running as root. "
-            "If this is an isolated environment (container, CI sandbox), set IS_SANDBOX=1."
-        )
+            "If this is an isolated environment (container, CI sandbox), set IS_SANDBOX=1.")
 
 
 def _is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
+def _own_process() -> tuple[list[str], list[int]]:
+    """Command lines and pids of this process and its parent (the kernel, the server)."""
+    pids = [os.getpid(), os.getppid()]
+    lines = []
+    for pid in pids:
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        lines.append(raw.replace(b"\0", b" ").decode(errors="replace").strip())
+    return lines, pids
+
+
 class PermissionEngine:
     """The permission state of one session."""
 
-    def __init__(self, options: FuxiAgentOptions) -> None:
-        self.mode = options.permission_mode or "default"
+    def __init__(self, options: FuxiAgentOptions, *, cwd: Path, hooks: HookRunner | None = None,
+                 classifier: Classifier | None = None) -> None:
+        settings = load_settings(options.settings, cwd)
+        self.mode = options.permission_mode or settings.default_mode or "default"
         check_mode(self.mode)
-        self.allow: list[Rule] = parse_rules(options.allowed_tools)
-        self.deny: list[Rule] = parse_rules(options.disallowed_tools)
+        self.cwd = cwd
+        dirs = [*options.add_dirs, *(settings.root / d for d in settings.directories)]
+        self.roots = [cwd.resolve(), *(Path(d).expanduser().resolve() for d in dirs)]
+        self.rules = {
+            behavior: parse_rules(values, behavior, cwd=cwd) + parse_rules(
+                getattr(settings, behavior), behavior, cwd=cwd, root=settings.root)
+            for behavior, values in (("allow", options.allowed_tools),
+                                     ("deny", options.disallowed_tools), ("ask", []))
+        }
+        self.book = RuleBook(self.rules, self.roots)
         self.can_use_tool = options.can_use_tool
+        self.hooks = hooks or HookRunner(None)
+        self.classifier = classifier
+        self._own = _own_process()
 
     def offered(self, tool_name: str) -> bool:
         """A bare deny rule removes the tool from what the model is offered."""
-        return not any(rule.is_bare and rule.tool == tool_name for rule in self.deny)
+        return self.book.bare("deny", tool_name) is None
 
-    async def decide(self, tool_name: str, tool_input: dict[str, Any],
-                     tool_use_id: str) -> Decision:
+    def _refuse(self, cmd: SimpleCommand) -> str | None:
+        lines, pids = self._own
+        reason = kills_own_process(cmd, own_cmdlines=lines, own_pids=pids)
+        return f"refused: {reason}" if reason else None
+
+    async def decide(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str, *,
+                     base: Path | None = None, hook_input: dict[str, Any] | None = None
+                     ) -> Decision:
         """The decision for one call, following the documented evaluation order."""
-        for rule in self.deny:
-            if rule.matches(tool_name, tool_input, for_allow=False):
-                return Decision("deny", f"Permission to use {tool_name} was denied by the rule "
-                                        f"{str(rule)!r} in disallowed_tools.")
-        if self.mode == "bypassPermissions":
-            return Decision("allow")
-        if any(rule.matches(tool_name, tool_input, for_allow=True) for rule in self.allow):
-            return Decision("allow")
-        if self.mode == "dontAsk" or self.can_use_tool is None:
-            return Decision("deny", self._not_allowed_message(tool_name))
-        return await self._ask(tool_name, tool_input, tool_use_id)
+        hook = await self.hooks.run("PreToolUse", {**(hook_input or {}), "tool_name": tool_name,
+                                                   "tool_input": tool_input,
+                                                   "tool_use_id": tool_use_id},
+                                    tool_use_id=tool_use_id, match=tool_name)
+        decision = await self._after_hook(hook, tool_name, tool_input, tool_use_id, base)
+        decision.context.extend(hook.additional_context)
+        decision.banners.extend(hook.system_messages)
+        return decision
 
-    async def _ask(self, tool_name: str, tool_input: dict[str, Any],
-                   tool_use_id: str) -> Decision:
+    async def _after_hook(self, hook: HookOutcome, tool_name: str, tool_input: dict[str, Any],
+                          tool_use_id: str, base: Path | None) -> Decision:
+        """Rules, mode and approval, once the PreToolUse hooks have spoken."""
+        if hook.stop:
+            return Decision("deny", hook.stop_reason or "A hook stopped the run.", stop=True)
+        if hook.decision == "deny":
+            return Decision("deny", hook.reason or f"A PreToolUse hook blocked {tool_name}.")
+        updated = hook.updated_input
+        tool_input = updated if updated is not None else tool_input
+        judged = self.book.judge(tool_name, tool_input, cwd=self.cwd, base=base or self.cwd,
+                                 refuse=self._refuse)
+        if judged.deny:
+            return Decision("deny", f"Permission to use {tool_name} was denied: {judged.deny}.")
+        ask = judged.hard_ask or ("a PreToolUse hook asked for confirmation"
+                                  if hook.decision == "ask" else None)
+        if ask is None and self._auto_approved(judged, hook.decision == "allow"):
+            return Decision("allow", updated_input=updated, targets=judged.targets)
+        if ask is None and self.mode == "plan" and judged.edits:
+            ask = "plan mode: changes need approval"
+        reason = ask or next(iter(judged.soft_ask + judged.notes), None)
+        decision = await self._ask(tool_name, tool_input, tool_use_id, reason, updated,
+                                   hard=judged.hard_ask is not None)
+        if decision.updated_input is None:
+            decision.targets = judged.targets  # changed input was not the one judged
+        return decision
+
+    def _auto_approved(self, judged: Judgement, hook_allow: bool) -> bool:
+        """Mode, allow rules and the safe set, in that order (no hard ask pending)."""
+        if self.mode == "bypassPermissions":
+            return True
+        if judged.soft_ask:
+            return False
+        if self.mode == "acceptEdits" and judged.accept_edits:
+            return True
+        if self.mode == "plan" and judged.edits:
+            return False
+        return judged.allowed or hook_allow or judged.safe
+
+    async def _ask(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str,
+                   reason: str | None, updated: dict[str, Any] | None, *, hard: bool) -> Decision:
+        if self.mode == "dontAsk":
+            return Decision("deny", self._not_allowed(tool_name, reason))
+        request = await self.hooks.run("PermissionRequest", {
+            "tool_name": tool_name, "tool_input": tool_input, "tool_use_id": tool_use_id},
+            tool_use_id=tool_use_id, match=tool_name)
+        if request.permission_request:
+            return self._from_hook(request.permission_request, tool_name, updated)
+        if self.mode == "auto" and self.classifier is not None and not hard:
+            allow, why = await self.classifier(tool_name, tool_input)
+            if allow:
+                return Decision("allow", updated_input=updated)
+            return Decision("deny", f"The permission classifier blocked {tool_name}: {why}")
+        if self.can_use_tool is None:
+            return Decision("deny", self._not_allowed(tool_name, reason))
+        await self.hooks.run("Notification", {
+            "message": f"Fuxi needs your permission to use {tool_name}",
+            "title": "Permission needed", "notification_type": "permission_prompt"},
+            match="permission_prompt")
+        return await self._callback(tool_name, tool_input, tool_use_id, reason)
+
+    def _from_hook(self, decision: dict[str, Any], tool_name: str,
+                   updated: dict[str, Any] | None) -> Decision:
+        if decision.get("behavior") == "allow":
+            return Decision("allow", updated_input=decision.get("updatedInput") or updated)
+        return Decision("deny", decision.get("message") or
+                        f"A PermissionRequest hook denied {tool_name}.",
+                        interrupt=bool(decision.get("interrupt")))
+
+    async def _callback(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str,
+                        reason: str | None) -> Decision:
         assert self.can_use_tool is not None
-        context = ToolPermissionContext(tool_use_id=tool_use_id, display_name=tool_name)
+        context = ToolPermissionContext(tool_use_id=tool_use_id, display_name=tool_name,
+                                        decision_reason=reason)
         try:
             answer = await self.can_use_tool(tool_name, dict(tool_input), context)
         except Exception as error:  # fail closed: a broken approval callback never allows
@@ -95,30 +207,40 @@ class PermissionEngine:
         if isinstance(answer, PermissionResultDeny):
             message = answer.message or f"The user denied permission to use {tool_name}."
             return Decision("deny", message, interrupt=answer.interrupt)
-        raise TypeError(
-            f"can_use_tool must return PermissionResultAllow or PermissionResultDeny, "
-            f"not {type(answer).__name__}"
-        )
+        return Decision("deny", "The approval callback returned neither PermissionResultAllow "
+                                f"nor PermissionResultDeny, so {tool_name} was not run.")
 
     def apply(self, updates: list[PermissionUpdate]) -> None:
         """Apply permission updates for the rest of the session."""
         for update in updates:
-            rules = [parse_rule(r) for r in update.rules or []]
+            behavior: Behavior = update.behavior or "allow"
+            rules = [parse_rule(r, behavior, cwd=self.cwd) for r in update.rules or []]
+            target = self.rules[behavior]
             if update.type == "addRules":
-                (self.deny if update.behavior == "deny" else self.allow).extend(rules)
+                target.extend(rules)
+            elif update.type == "replaceRules":
+                target[:] = rules
             elif update.type == "removeRules":
-                target = self.deny if update.behavior == "deny" else self.allow
-                target[:] = [r for r in target if r not in rules]
+                texts = {r.text for r in rules}
+                target[:] = [r for r in target if r.text not in texts]
             elif update.type == "setMode" and update.mode:
                 check_mode(update.mode)
                 self.mode = update.mode
+            elif update.type in ("addDirectories", "removeDirectories"):
+                self._directories(update)
 
-    def _not_allowed_message(self, tool_name: str) -> str:
-        how = (
-            f"allow it with allowed_tools=[{tool_name!r}] (or a narrower rule such as "
-            "'Bash(git status)')"
-        )
-        denied = f"Permission to use {tool_name} was not granted"
+    def _directories(self, update: PermissionUpdate) -> None:
+        dirs = [Path(d).expanduser().resolve() for d in update.directories or []]
+        if update.type == "addDirectories":
+            self.roots.extend(d for d in dirs if d not in self.roots)
+        else:
+            self.roots[:] = [r for r in self.roots if r not in dirs or r == self.roots[0]]
+
+    def _not_allowed(self, tool_name: str, reason: str | None) -> str:
+        why = f" ({reason})" if reason else ""
+        how = (f"allow it with allowed_tools=[{tool_name!r}] (or a narrower rule such as "
+               "'Bash(git status)')")
         if self.mode == "dontAsk":
-            return f"{denied} (permission mode dontAsk); {how}."
-        return f"{denied}; {how} or pass a can_use_tool callback."
+            return f"Permission to use {tool_name} was not granted{why} (mode dontAsk); {how}."
+        return (f"Permission to use {tool_name} was not granted{why}; {how} or pass a "
+                "can_use_tool callback.")

@@ -38,6 +38,8 @@ class ToolContext:
         read_files: absolute path -> mtime_ns when the file was last read or written by
             the agent; Edit and Write refuse files the agent has not read, or that
             changed since.
+        approved_targets: for the call being run, path as written -> real path that the
+            permission check approved; a write that would land elsewhere is refused.
     """
 
     cwd: Path
@@ -45,6 +47,7 @@ class ToolContext:
     env: dict[str, str] = field(default_factory=dict)
     shell_cwd: Path | None = None
     read_files: dict[str, int] = field(default_factory=dict)
+    approved_targets: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, path: str) -> Path:
         """`path` made absolute against `cwd` (`~` expanded), without resolving symlinks."""

@@ -174,16 +174,16 @@ class WriteTool:
         existed = path.exists()
         if existed:
             ensure_fresh(ctx, path)
-        _write(path, input["content"])
+        _write(path, input["content"], ctx)
         remember_file(ctx, path)
         if existed:
             return ToolOutput(content=f"The file {path} has been updated.")
         return ToolOutput(content=f"File created successfully at: {path}")
 
 
-def _write(path: Path, content: str) -> None:
+def _write(path: Path, content: str, ctx: ToolContext) -> None:
     try:
-        atomic_write(path, content)
+        atomic_write(path, content, expected=ctx.approved_targets.get(str(path)))
     except OSError as exc:
         raise ToolError(f"Could not write {path}: {exc.strerror or exc}") from exc
     except UnicodeEncodeError as exc:
@@ -230,7 +230,7 @@ class EditTool:
             raise ToolError("old_string and new_string are identical; there is nothing to change.")
         path = ctx.resolve(input["file_path"])
         if old == "" and not path.exists() and not path.is_symlink():
-            _write(path, new)
+            _write(path, new, ctx)
             remember_file(ctx, path)
             return ToolOutput(content=f"File created successfully at: {path}")
         path = _existing_file(ctx, input["file_path"])
@@ -238,7 +238,7 @@ class EditTool:
         content = _read_for_edit(path)
         old, new = _match_line_endings(content, old, new)
         start, updated, count = _apply(content, old, new, bool(input.get("replace_all")), path)
-        _write(path, updated)
+        _write(path, updated, ctx)
         remember_file(ctx, path)
         noun = "occurrence" if count == 1 else "occurrences"
         return ToolOutput(

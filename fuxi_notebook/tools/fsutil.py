@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 from .base import ToolContext, ToolError
@@ -44,27 +44,53 @@ def ensure_fresh(ctx: ToolContext, path: Path) -> None:
         )
 
 
-def atomic_write(path: Path, content: str) -> None:
+def atomic_write(path: Path, content: str, *, expected: str | None = None) -> None:
     """Replace `path` with `content` so that readers see either the old or the new file.
 
     The text goes to a temporary file in the same directory, is flushed to disk, then
     renamed over the target. Whatever goes wrong (including cancellation), the original
     file stays intact and the temporary file is removed. Symlinks are written through.
+
+    Both steps happen relative to a held descriptor of the directory, and `expected` (the
+    real path approved by the permission check) must still be where the write lands: a
+    directory swapped for a symlink between the check and the write cannot redirect it.
     """
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = _mode_for(target)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    dir_fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        landing = os.path.join(_held_path(dir_fd, target.parent), target.name)
+        if expected is not None and os.path.normpath(landing) != os.path.normpath(expected):
+            raise ToolError(
+                f"{path} now leads to {landing}, not to {expected} as when the write was "
+                "approved (a symlink changed?); nothing was written.")
+        _replace_in(dir_fd, target.name, content.encode("utf-8"), _mode_for(target))
+    finally:
+        os.close(dir_fd)
+
+
+def _held_path(dir_fd: int, fallback: Path) -> str:
+    """The real path of an open directory (Linux: from /proc, immune to later renames)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{dir_fd}")
+    except OSError:
+        return str(fallback)
+
+
+def _replace_in(dir_fd: int, name: str, data: bytes, mode: int) -> None:
+    tmp_name = f".{name}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp_name, flags, 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(content.encode("utf-8"))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
+        os.chmod(tmp_name, mode, dir_fd=dir_fd)
+        os.replace(tmp_name, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
+            os.unlink(tmp_name, dir_fd=dir_fd)
         raise
 
 

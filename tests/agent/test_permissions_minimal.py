@@ -14,7 +14,6 @@ from fuxi_notebook import (
 )
 from fuxi_notebook.errors import ConfigurationError
 from fuxi_notebook.models.script import text, tool_use
-from fuxi_notebook.permissions.rules import parse_rule
 
 from .helpers import collect, result_text, tool_results
 
@@ -43,7 +42,7 @@ async def test_deny_rule_wins_over_allow_and_bypass(tmp_path, monkeypatch):
     await collect("go", options)
     assert not (tmp_path / "sentinel").exists()
     (result,) = tool_results(model.requests[1].messages)
-    assert "disallowed_tools" in result_text(result)
+    assert "denied by the rule 'Bash(touch *)'" in result_text(result)
 
 
 async def test_bare_disallowed_tool_is_not_offered(tmp_path):
@@ -71,31 +70,14 @@ async def test_bypass_permissions_is_refused_as_root_without_is_sandbox(tmp_path
 
 async def test_bash_prefix_rule_never_allows_compound_commands(tmp_path):
     model = ScriptedModel([
-        [tool_use("Bash", {"command": "touch ok && touch evil"})],
-        [tool_use("Bash", {"command": "touch ok"})],
+        [tool_use("Bash", {"command": "touch first && cp /dev/null evil"})],
+        [tool_use("Bash", {"command": "touch ok && touch ok2"})],
         [text("done")],
     ])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path,
                                          allowed_tools=["Bash(touch *)"]))
-    assert not (tmp_path / "evil").exists()
-    assert (tmp_path / "ok").exists()
-
-
-@pytest.mark.parametrize(("rule", "command", "allowed"), [
-    ("Bash(git status)", "git status", True),
-    ("Bash(git status)", "git status --short", False),
-    ("Bash(npm test *)", "npm test", True),
-    ("Bash(npm test *)", "npm test -- --watch", True),
-    ("Bash(npm test *)", "npm testing", False),
-    ("Bash(ls*)", "lsof", True),
-    ("Bash(ls *)", "lsof", False),
-    ("Bash(git * main)", "git push origin main", True),
-    ("Bash(npm:*)", "npm install", True),
-    ("Bash(echo *)", "echo $(rm -rf /)", False),
-    ("Bash(echo *)", "echo hi > /etc/passwd", False),
-])
-def test_bash_rule_matching(rule, command, allowed):
-    assert parse_rule(rule).matches("Bash", {"command": command}, for_allow=True) is allowed
+    assert not (tmp_path / "evil").exists() and not (tmp_path / "first").exists()
+    assert (tmp_path / "ok").exists() and (tmp_path / "ok2").exists()  # every part allowed
 
 
 async def test_can_use_tool_allow_with_updated_input(tmp_path):

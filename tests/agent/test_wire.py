@@ -106,7 +106,8 @@ async def test_exhausted_retries_keep_the_conversation_valid(fake_api, wire_mode
     assert failed.subtype == "error_during_execution" and "529" in failed.errors[0]
     assert ok.subtype == "success" and ok.result == "back"
     last = fake_api.requests[-1]["messages"]
-    assert [m["role"] for m in last] == ["user", "user"]  # no dangling assistant turn
+    assert [m["role"] for m in last] == ["user"]  # no dangling assistant turn
+    assert [b["text"] for b in last[0]["content"]] == ["first", "second"]
 
 
 async def test_refusal_is_not_retried_and_surfaced(fake_api, wire_model, tmp_path):

@@ -332,8 +332,10 @@ async def test_failed_write_keeps_original_and_leaves_no_temp(ctx, tmp_path, mon
     path.write_text("original")
     await read(ctx, path)
 
-    def failing_replace(src: str, dst: object) -> None:
-        assert Path(src).read_text() == "new content"  # the temp file was fully written
+    def failing_replace(src: str, dst: object, **dir_fds: int) -> None:
+        fd = os.open(src, os.O_RDONLY, dir_fd=dir_fds.get("src_dir_fd"))
+        with os.fdopen(fd) as written:
+            assert written.read() == "new content"  # the temp file was fully written
         raise exc
 
     monkeypatch.setattr(fsutil.os, "replace", failing_replace)
@@ -453,7 +455,7 @@ async def test_edit_failure_keeps_original(ctx, tmp_path, monkeypatch):
     path = tmp_path / "m.py"
     await read_file(ctx, path, "a = 1\n")
 
-    def failing_replace(src: str, dst: object) -> None:
+    def failing_replace(src: str, dst: object, **dir_fds: int) -> None:
         raise OSError(13, "Permission denied")
 
     monkeypatch.setattr(fsutil.os, "replace", failing_replace)

@@ -1,0 +1,161 @@
+"""Judging one call against rules and the filesystem boundary, before any mode applies.
+
+The result says what the rules alone conclude: denied, must-ask (in every mode), may not
+be auto-approved (soft ask), allowed by a rule, or safe to run without asking (reads
+inside the working directories). The engine combines it with the mode and callbacks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .bash import judge_bash
+from .facts import EDIT_TOOLS, READ_TOOLS, CallFacts, call_facts
+from .paths import PathFacts, inside_any, protected_reason
+from .rules import Rule
+from .shell import SimpleCommand
+
+__all__ = ["Judgement", "RuleBook"]
+
+
+@dataclass
+class Judgement:
+    """What the rules conclude about one call (see the module docstring)."""
+
+    deny: str | None = None
+    hard_ask: str | None = None
+    soft_ask: list[str] = field(default_factory=list)
+    allowed: bool = False
+    safe: bool = False
+    accept_edits: bool = False
+    edits: bool = False
+    notes: list[str] = field(default_factory=list)
+    targets: dict[str, str] = field(default_factory=dict)
+
+
+def _applies(rule: Rule, tool: str, access: str) -> bool:
+    """Read rules cover every read, Edit rules every write; a Read deny blocks writes too."""
+    if rule.tool == tool:
+        return True
+    if rule.tool == "Read":
+        return access == "read" or (access == "write" and rule.behavior == "deny")
+    return rule.tool == "Edit" and access == "write"
+
+
+class RuleBook:
+    """Rules by behavior plus the working directories; answers path questions too."""
+
+    def __init__(self, rules: dict[str, list[Rule]], roots: list[Path]) -> None:
+        self.rules = rules
+        self.roots = roots
+        self.tool = "Bash"
+
+    def _path_rules(self, behavior: str, access: str) -> list[Rule]:
+        return [r for r in self.rules[behavior]
+                if r.path is not None and _applies(r, self.tool, access)]
+
+    def denied(self, facts: PathFacts, access: str, *, as_dir: bool = False) -> Rule | None:
+        """The first deny rule matching the link or the target."""
+        for rule in self._path_rules("deny", access):
+            assert rule.path is not None
+            if any(rule.path.matches(p) for p in facts.both()):
+                return rule
+        return None
+
+    def asked(self, facts: PathFacts, access: str) -> Rule | None:
+        for rule in self._path_rules("ask", access):
+            assert rule.path is not None
+            if any(rule.path.matches(p) for p in facts.both()):
+                return rule
+        return None
+
+    def allowed(self, facts: PathFacts, access: str, *, as_dir: bool = False) -> bool:
+        """An allow rule must match both the link and the target."""
+        return any(rule.path is not None and all(rule.path.matches(p, as_dir=as_dir)
+                                                  for p in facts.both())
+                   for rule in self._path_rules("allow", access))
+
+    def has_read_denies(self) -> bool:
+        return bool(self._path_rules("deny", "read"))
+
+    def bare(self, behavior: str, tool: str) -> Rule | None:
+        return next((r for r in self.rules[behavior]
+                     if r.specifier is None and r.domain is None and r.names(tool)), None)
+
+    def judge(self, tool: str, tool_input: dict[str, Any], *, cwd: Path, base: Path,
+              refuse: Any) -> Judgement:
+        """Judge one call; `base` is where relative shell paths resolve (the shell cwd)."""
+        self.tool = tool
+        denied = self.bare("deny", tool)
+        if denied is not None:
+            return Judgement(deny=f"{tool} is denied by the rule {denied.text!r}")
+        if tool == "Bash":
+            return self._judge_bash(str(tool_input.get("command", "")), base, refuse)
+        facts = call_facts(tool, tool_input, cwd)
+        if facts.problems:
+            problems = "; ".join(facts.problems)
+            return Judgement(deny=f"The path cannot be safely resolved: {problems}")
+        if tool == "WebFetch":
+            return self._judge_host(facts)
+        return self._judge_paths(tool, facts)
+
+    def _judge_bash(self, command: str, base: Path, refuse: Any) -> Judgement:
+        verdict = judge_bash(command, base=base, rules=self.rules, paths=self, refuse=refuse)
+        bare_allow = self.bare("allow", "Bash") is not None
+        soft = list(verdict.soft_ask)
+        return Judgement(
+            deny=verdict.deny, hard_ask=verdict.hard_ask,
+            soft_ask=soft if bare_allow else soft + verdict.unanalysable,
+            allowed=bare_allow or verdict.allowed, safe=verdict.read_only,
+            accept_edits=verdict.accept_edits, edits=not verdict.read_only)
+
+    def _judge_host(self, facts: CallFacts) -> Judgement:
+        host = facts.host or ""
+        for behavior in ("deny", "ask", "allow"):
+            for rule in self.rules[behavior]:
+                if rule.names("WebFetch") and rule.domain and rule.domain.fullmatch(host):
+                    if behavior == "deny":
+                        return Judgement(deny=f"{host} is denied by the rule {rule.text!r}")
+                    if behavior == "ask":
+                        return Judgement(hard_ask=f"the rule {rule.text!r} asks")
+                    return Judgement(allowed=True)
+        return Judgement(allowed=self.bare("allow", "WebFetch") is not None)
+
+    def _judge_paths(self, tool: str, facts: CallFacts) -> Judgement:
+        result = Judgement(edits=tool in EDIT_TOOLS)
+        accesses = [(f, "read") for f in facts.reads] + [(f, "write") for f in facts.writes]
+        for path, access in accesses:
+            rule = self.denied(path, access)
+            if rule is not None:
+                return Judgement(deny=f"{path.link} is denied by the rule {rule.text!r}")
+            rule = self.asked(path, access)
+            if rule is not None and result.hard_ask is None:
+                result.hard_ask = f"the rule {rule.text!r} asks for {path.link}"
+        result.targets = {str(f.link): str(f.target) for f in facts.writes}
+        inside = self._boundary(result, facts)
+        covered = bool(accesses) and all(self.allowed(p, a, as_dir=facts.dirs)
+                                         for p, a in accesses)
+        result.allowed = self.bare("allow", tool) is not None or covered
+        result.safe = tool in READ_TOOLS and inside
+        result.accept_edits = tool in EDIT_TOOLS and inside and not result.soft_ask
+        return result
+
+    def _boundary(self, result: Judgement, facts: CallFacts) -> bool:
+        """Protected writes become soft asks; returns whether every path is inside."""
+        for path in facts.writes:
+            reason = protected_reason(path)
+            if reason:
+                result.soft_ask.append(reason)
+        inside = True
+        for path in [*facts.reads, *facts.writes]:
+            if not all(inside_any(p, self.roots) for p in path.both()):
+                result.notes.append(f"{path.link} is outside the working directories")
+                inside = False
+        return inside
+
+
+def no_refusal(cmd: SimpleCommand) -> str | None:
+    """The default `refuse` hook: nothing is refused beyond the rules."""
+    return None

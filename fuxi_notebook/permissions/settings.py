@@ -1,0 +1,82 @@
+"""Permission rules from `options.settings`: a settings file path or inline JSON.
+
+Shape: `{"permissions": {"allow": [...], "deny": [...], "ask": [...],
+"defaultMode": "...", "additionalDirectories": [...]}}`. Rules written `/path` in a
+settings file are relative to its project root: the folder holding `.fuxi/`, else the
+file's folder. Inline JSON and options rules use the session cwd.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+
+__all__ = ["PermissionSettings", "load_settings"]
+
+_KEYS = {"allow", "deny", "ask", "defaultMode", "additionalDirectories"}
+
+
+@dataclass
+class PermissionSettings:
+    """The `permissions` section of a settings source and the root its rules anchor to."""
+
+    root: Path
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    ask: list[str] = field(default_factory=list)
+    default_mode: str | None = None
+    directories: list[str] = field(default_factory=list)
+
+
+def _read(source: str, cwd: Path) -> tuple[dict[str, Any], Path]:
+    text = source.strip()
+    if text.startswith("{"):
+        try:
+            return json.loads(text), cwd
+        except json.JSONDecodeError as error:
+            raise ConfigurationError(f"settings: invalid inline JSON ({error})") from error
+    path = Path(source).expanduser()
+    path = path if path.is_absolute() else cwd / path
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise ConfigurationError(f"settings file {str(path)!r} does not exist") from error
+    except json.JSONDecodeError as error:
+        raise ConfigurationError(f"settings file {str(path)!r}: invalid JSON ({error})") from error
+    root = path.parent.parent if path.parent.name == ".fuxi" else path.parent
+    return data, root
+
+
+def _strings(section: dict[str, Any], key: str, where: str) -> list[str]:
+    value = section.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigurationError(f"{where}: permissions.{key} must be a list of strings")
+    return list(value)
+
+
+def load_settings(source: str | None, cwd: Path) -> PermissionSettings:
+    """Read the permissions of `source` (None = no settings)."""
+    if source is None:
+        return PermissionSettings(root=cwd)
+    data, root = _read(source, cwd)
+    where = "settings"
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{where}: expected a JSON object")
+    section = data.get("permissions", {})
+    if not isinstance(section, dict):
+        raise ConfigurationError(f"{where}: 'permissions' must be an object")
+    unknown = sorted(set(section) - _KEYS)
+    if unknown:
+        raise ConfigurationError(f"{where}: unknown permissions key(s) {', '.join(unknown)}; "
+                                 f"expected {', '.join(sorted(_KEYS))}")
+    mode = section.get("defaultMode")
+    if mode is not None and not isinstance(mode, str):
+        raise ConfigurationError(f"{where}: permissions.defaultMode must be a string")
+    return PermissionSettings(
+        root=root, allow=_strings(section, "allow", where), deny=_strings(section, "deny", where),
+        ask=_strings(section, "ask", where), default_mode=mode,
+        directories=_strings(section, "additionalDirectories", where))
