@@ -4,45 +4,104 @@ The public API mirrors the seed's agent SDK, with `Fuxi` names::
 
     from fuxi_notebook import query, FuxiAgentOptions, AssistantMessage, ResultMessage
 
-Importing this package is cheap: `anthropic` and `jsonschema` load on first use.
+Importing this package costs almost nothing: each public name is imported on first use
+(PEP 562), so `%load_ext fuxi_notebook` stays fast; `anthropic`, `jsonschema` and the
+shell parser load only when a run needs them.
 """
 
-from .agent import FuxiSDKClient, query
-from .errors import (
-    ClientNotConnectedError,
-    ConfigurationError,
-    FuxiSDKError,
-    ModelError,
-    ResultError,
-)
-from .hooks import HookCallback, HookEvent, HookMatcher
-from .models import AnthropicModel, Model, ScriptedModel
-from .options import (
-    CanUseTool,
-    FuxiAgentOptions,
-    PermissionMode,
-    PermissionResult,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    PermissionRuleValue,
-    PermissionUpdate,
-    ToolPermissionContext,
-)
-from .types import (
-    AssistantMessage,
-    ContentBlock,
-    Message,
-    ResultMessage,
-    StreamEvent,
-    SystemMessage,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "AnthropicModel": ".models",
+    "AssistantMessage": ".types",
+    "CanUseTool": ".options",
+    "ClientNotConnectedError": ".errors",
+    "ConfigurationError": ".errors",
+    "ContentBlock": ".types",
+    "FuxiAgentOptions": ".options",
+    "FuxiSDKClient": ".agent",
+    "FuxiSDKError": ".errors",
+    "HookCallback": ".hooks",
+    "HookEvent": ".hooks",
+    "HookMatcher": ".hooks",
+    "Message": ".types",
+    "Model": ".models",
+    "ModelError": ".errors",
+    "PermissionMode": ".options",
+    "PermissionResult": ".options",
+    "PermissionResultAllow": ".options",
+    "PermissionResultDeny": ".options",
+    "PermissionRuleValue": ".options",
+    "PermissionUpdate": ".options",
+    "ResultError": ".errors",
+    "ResultMessage": ".types",
+    "ScriptedModel": ".models",
+    "StreamEvent": ".types",
+    "SystemMessage": ".types",
+    "TextBlock": ".types",
+    "ThinkingBlock": ".types",
+    "ToolPermissionContext": ".options",
+    "ToolResultBlock": ".types",
+    "ToolUseBlock": ".types",
+    "UserMessage": ".types",
+    "query": ".agent",
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from .agent import FuxiSDKClient, query
+    from .errors import (
+        ClientNotConnectedError,
+        ConfigurationError,
+        FuxiSDKError,
+        ModelError,
+        ResultError,
+    )
+    from .hooks import HookCallback, HookEvent, HookMatcher
+    from .models import AnthropicModel, Model, ScriptedModel
+    from .options import (
+        CanUseTool,
+        FuxiAgentOptions,
+        PermissionMode,
+        PermissionResult,
+        PermissionResultAllow,
+        PermissionResultDeny,
+        PermissionRuleValue,
+        PermissionUpdate,
+        ToolPermissionContext,
+    )
+    from .types import (
+        AssistantMessage,
+        ContentBlock,
+        Message,
+        ResultMessage,
+        StreamEvent,
+        SystemMessage,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        UserMessage,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fuxi_notebook' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "AnthropicModel",

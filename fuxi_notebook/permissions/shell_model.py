@@ -37,6 +37,9 @@ class SimpleCommand:
     redirects: tuple[Redirect, ...]
     text: str
     nested: bool
+    #: Per word: contains an unquoted glob character, so bash may expand it into other
+    #: words (a file named `-delete`). Empty when unknown: then every glob counts.
+    globbed: tuple[bool, ...] = ()
 
     def inner(self) -> SimpleCommand:
         """The command with wrappers (`timeout 5`, `nohup`, `env A=1` ...) removed.
@@ -50,7 +53,7 @@ class SimpleCommand:
             return self
         moved = tuple(w for w in self.argv[:cut] if _NAME_VALUE.match(w))
         return replace(self, argv=stripped, dynamic=self.dynamic[cut:],
-                       assignments=self.assignments + moved)
+                       assignments=self.assignments + moved, globbed=self.globbed[cut:])
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,10 @@ def strip_wrappers(argv: tuple[str, ...]) -> tuple[str, ...]:
             return argv
         argv = argv[n:]
     return argv
+
+
+# Each wrapper function returns how many leading words of argv the wrapper takes,
+# 0 when argv is not a plain use of the wrapper (unknown options, `command -v`).
 
 
 def _skip_options(argv: tuple[str, ...], with_value: frozenset[str],

@@ -12,15 +12,14 @@ inside it, except commands inside `$(..)`/`<(..)`, whose output goes elsewhere.
 
 from __future__ import annotations
 
-import itertools
 import threading
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .shell_checks import ALWAYS_ASK, node_problems, shorten, snippet, text_problems
 from .shell_model import Redirect, ShellAnalysis, SimpleCommand
-from .shell_redirects import REDIRECT_NODES, heredoc_problem, parse_redirect
+from .shell_redirects import REDIRECT_NODES, parse_redirect
 from .shell_words import Word, node_text, normalise_word
 
 if TYPE_CHECKING:
@@ -28,23 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["analyse"]
 
-MAX_LENGTH = 10_000
-_MAX_DEPTH = 150
+_MAX_DEPTH = 100
 
-_ALLOWED = frozenset({
-    "program", "list", "pipeline", "command", "command_name", "word", "string",
-    "string_content", "raw_string", "ansi_c_string", "number", "concatenation",
-    "variable_assignment", "variable_assignments", "variable_name", "special_variable_name",
-    "simple_expansion", "expansion", "command_substitution", "process_substitution",
-    "redirected_statement", "file_redirect", "file_descriptor", "heredoc_redirect",
-    "heredoc_start", "heredoc_body", "heredoc_end", "heredoc_content", "herestring_redirect",
-    "subshell", "negated_command", "comment", "test_command",
-})
-_TOKENS = frozenset({
-    "&&", "||", ";", "|", "|&", "&", '"', "$(", ")", "`", "<(", ">(", "(", "!", "=", "${",
-    "}", "$", ">", ">>", ">|", "&>", "&>>", "<", ">&", "<&", ">&-", "<&-", "<<", "<<-",
-    "<<<",
-})
 _FLAT = frozenset({
     "program", "list", "pipeline", "redirected_statement", "negated_command", "command",
     "heredoc_redirect", "file_redirect", "herestring_redirect", "variable_assignments", "ERROR",
@@ -57,12 +41,6 @@ _WORDS = frozenset({
 _ASSIGNMENT_PARENTS = frozenset({"command", "declaration_command", "variable_assignments"})
 _TEST_NODES = frozenset({"unary_expression", "binary_expression"})
 _TEST_TOKENS = frozenset({"=", "==", "!=", "!"})
-#: Command names whose effect the analysis cannot see (they run strings as code,
-#: define aliases, or rebind what later command names mean).
-ALWAYS_ASK = frozenset({
-    "eval", "exec", "source", ".", "coproc", "trap", "let", "enable", "alias", "hash",
-})
-
 _lock = threading.Lock()
 _parsers: list[Parser] = []
 
@@ -81,7 +59,7 @@ def _parse(source: bytes) -> Tree:
 
 def analyse(command: str) -> ShellAnalysis:
     """Every simple command in `command`, and every reason it is not fully analysable."""
-    problems = _text_problems(command)
+    problems = text_problems(command)
     source = command.encode("utf-8", "surrogatepass")
     try:
         tree = _parse(source)
@@ -94,47 +72,9 @@ def analyse(command: str) -> ShellAnalysis:
         walker.visit(tree.root_node, _Ctx(), 0)
     except RecursionError:
         walker.problems.append("the command is nested too deeply to analyse")
+    except Exception as exc:  # a bug here must not approve anything
+        walker.problems.append(f"internal error while analysing the command ({exc!r})")
     return ShellAnalysis(tuple(walker.commands), tuple(dict.fromkeys(problems + walker.problems)))
-
-
-def _text_problems(command: str) -> list[str]:
-    """Characters that hide text from the reader or that bash and the parser disagree on."""
-    problems = []
-    if len(command) > MAX_LENGTH:
-        problems.append(f"the command is {len(command)} characters long; commands over "
-                        f"{MAX_LENGTH} characters are not analysed")
-    found: dict[str, str] = {}
-    for char in command:
-        if char == "\n" or " " <= char < "\x7f" or char in found:
-            continue
-        reason = _char_reason(char)
-        if reason:
-            found[char] = reason
-    shown = [f"the command contains {reason} (U+{ord(char):04X})"
-             for char, reason in list(found.items())[:5]]
-    if len(found) > 5:
-        shown.append(f"the command contains {len(found) - 5} more hidden or control characters")
-    return problems + shown
-
-
-def _char_reason(char: str) -> str | None:
-    if char == "\r":
-        return "a carriage return, which bash keeps inside a word but the parser drops"
-    if char == "\t":
-        return "a tab, which can hide parts of the command when it is displayed"
-    category = unicodedata.category(char)
-    if category == "Cc":
-        return "a control character"
-    if category in ("Cf", "Co", "Cn", "Cs"):
-        return "an invisible or formatting character"
-    if category in ("Zs", "Zl", "Zp"):
-        return "non-ASCII whitespace"
-    return None
-
-
-def _snippet(node: Node) -> str:
-    text = " ".join(node_text(node).split())
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(frozen=True)
@@ -158,8 +98,9 @@ class _Walker:
     def visit(self, node: Node, ctx: _Ctx, depth: int) -> None:
         if depth > _MAX_DEPTH:
             self.problems.append("the command is nested too deeply to analyse")
+            self._flat(node, ctx)
             return
-        self._check(node)
+        self.problems += node_problems(node, self.source)
         handler = _HANDLERS.get(node.type)
         if handler is not None:
             handler(self, node, ctx, depth)
@@ -170,55 +111,22 @@ class _Walker:
         for child in node.children:
             self.visit(child, ctx, depth + 1)
 
-    # -- checks -------------------------------------------------------------------
+    def _flat(self, node: Node, ctx: _Ctx) -> None:
+        """Past the depth limit, still list every command (deny rules must see them).
 
-    def _check(self, node: Node) -> None:
-        """Allowlist of node kinds and operator tokens, plus known parser differentials."""
-        kind = node.type
-        if not node.is_named or kind == "test_command":
-            return
-        if kind == "ERROR":
-            self.problems.append(f"cannot parse: {_snippet(node)!r}")
-            return
-        if kind not in _ALLOWED:
-            self.problems.append(f"unsupported shell syntax ({kind.replace('_', ' ')}): "
-                                 f"{_snippet(node)!r}")
-            return
-        if kind == "expansion":
-            self._check_expansion(node)
-            return
-        self._check_differentials(node)
-        for child in node.children:
-            if child.is_named or child.is_missing:
-                continue
-            if child.type not in _TOKENS:
-                self.problems.append(f"unsupported shell operator {child.type!r}")
-            elif child.type == "$" and kind not in ("simple_expansion", "string"):
-                self.problems.append("a `$` the parser drops (as in a `$\"...\"` translated "
-                                     f"string): {_snippet(node)!r}")
-
-    def _check_expansion(self, node: Node) -> None:
-        kinds = [child.type for child in node.children]
-        if kinds not in (["${", "variable_name", "}"], ["${", "special_variable_name", "}"]):
-            self.problems.append(f"parameter expansion with operators: {_snippet(node)!r}")
-
-    def _check_differentials(self, node: Node) -> None:
-        """Places where bash reads the text differently from tree-sitter."""
-        kind = node.type
-        text = node_text(node)
-        if kind == "command_substitution" and text.startswith("`") and "\\" in text:
-            self.problems.append("backslashes inside backticks are unescaped by bash before "
-                                 f"the inner command runs: {_snippet(node)!r}")
-        if kind == "heredoc_redirect":
-            problem = heredoc_problem(node)
-            if problem:
-                self.problems.append(f"{problem}: {_snippet(node)!r}")
-        named = node.named_children
-        for left, right in itertools.pairwise(named):
-            gap = self.source[left.end_byte:right.start_byte]
-            if gap and not gap.replace(b"\\\n", b""):
-                self.problems.append("a backslash-newline joins two words that the parser "
-                                     f"keeps apart: {_snippet(node)!r}")
+        Iterative, so no nesting depth can exhaust the Python stack; the words are taken
+        as they are and redirects are not attached (the problem already forces a prompt).
+        """
+        ctx = _Ctx(nested=True)
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type == "command":
+                items = [_Item.of(w, "word", w) for c in current.named_children
+                         for w in (c.named_children if c.type == "command_name" else [c])
+                         if w.type in _WORDS]
+                self._emit(current, items, ctx, normalise_word)
+            stack.extend(reversed(current.children))
 
     # -- handlers -----------------------------------------------------------------
 
@@ -267,7 +175,7 @@ class _Walker:
         owner = _last_command(body) if body is not None and extra else None
         if extra and owner is None:
             self.problems.append(f"words after the redirection of a compound command: "
-                                 f"{_snippet(node)!r}")
+                                 f"{snippet(node)!r}")
         inner = replace(ctx, redirects=(*ctx.redirects, *redirects), extra=tuple(extra),
                         owner=(owner.start_byte, owner.end_byte) if owner else None)
         for child in node.children:
@@ -278,7 +186,7 @@ class _Walker:
         atoms: list[Node] = []
         nested = replace(ctx, nested=True, redirects=(), extra=())
         if not (node.children and node.children[0].type == "[" and _test_atoms(node, atoms)):
-            self.problems.append(f"unsupported test expression: {_snippet(node)!r}")
+            self.problems.append(f"unsupported test expression: {snippet(node)!r}")
             self.children(node, nested, depth)
             return
         words = [Word("[", False), *map(_test_word, atoms), Word("]", False)]
@@ -302,7 +210,7 @@ class _Walker:
         groups = self._split_lines(items)
         if len(groups) > 1:
             self.problems.append("the parser joined two lines into one command (bash runs "
-                                 f"them separately): {_snippet(node)!r}")
+                                 f"them separately): {snippet(node)!r}")
         for group in groups:
             text = node_text(node) if len(groups) == 1 else self.source[
                 group[0].start:max(i.end for i in group)].decode("utf-8", "surrogatepass")
@@ -344,7 +252,7 @@ class _Walker:
         cmd = SimpleCommand(
             argv=tuple(w.text for w in words), dynamic=tuple(w.dynamic for w in words),
             assignments=tuple(assignments), redirects=tuple(redirects), text=text,
-            nested=ctx.nested)
+            nested=ctx.nested, globbed=tuple(w.glob for w in words))
         self.commands.append(cmd)
         self._name_problems(cmd, words)
 
@@ -354,12 +262,13 @@ class _Walker:
             return
         inner = cmd.inner()
         cut = len(cmd.argv) - len(inner.argv)
+        text = shorten(cmd.text)
         if cmd.dynamic[0] or inner.dynamic[0]:
-            self.problems.append(f"the command name depends on an expansion: {cmd.text!r}")
+            self.problems.append(f"the command name depends on an expansion: {text!r}")
         elif any(cmd.dynamic[:cut]):
-            self.problems.append(f"a wrapper argument depends on an expansion: {cmd.text!r}")
+            self.problems.append(f"a wrapper argument depends on an expansion: {text!r}")
         if words[cut].glob or words[0].glob:
-            self.problems.append(f"the command name contains a glob: {cmd.text!r}")
+            self.problems.append(f"the command name contains a glob: {text!r}")
         if inner.argv[0] in ALWAYS_ASK:
             self.problems.append(f"`{inner.argv[0]}` runs code the analysis cannot see")
 

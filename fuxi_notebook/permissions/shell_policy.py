@@ -129,12 +129,19 @@ def is_read_only(cmd: SimpleCommand) -> bool:
     if not inner.argv:
         return True
     name, args = inner.argv[0], inner.argv[1:]
-    if name in _GLOB_SENSITIVE and any(_GLOB_CHARS.search(a) for a in args):
-        return False
+    if name in _GLOB_SENSITIVE and _has_glob(inner):
+        return False  # `find *` with a file named `-delete` in the directory
     if name in _PLAIN_READ_ONLY:
         return True
     check = _CHECKED.get(name)
     return check is not None and check(args)
+
+
+def _has_glob(inner: SimpleCommand) -> bool:
+    """An unquoted glob among the arguments (any glob character if that is unknown)."""
+    if len(inner.globbed) == len(inner.argv):
+        return any(inner.globbed[1:])
+    return any(_GLOB_CHARS.search(a) for a in inner.argv[1:])
 
 
 _INTERPRETERS = frozenset({

@@ -77,10 +77,11 @@ def _unescape_dq(content: str) -> str:
 def _concatenation(node: Node, text: str) -> Word:
     """Adjacent parts form one word; brace expansion makes it several, so dynamic."""
     parts = [normalise_word(child) for child in node.named_children]
-    skeleton = _QUOTED_PART.sub("q", text)
+    skeleton = _QUOTED_PART.sub("q", text)  # what bash sees unquoted
+    glob = any(p.glob for p in parts) or bool(_GLOB.search(skeleton))
     if any(p.dynamic for p in parts) or _BRACE.search(skeleton):
-        return Word(text, True, any(p.glob for p in parts))
-    return Word("".join(p.text for p in parts), False, any(p.glob for p in parts))
+        return Word(text, True, glob)
+    return Word("".join(p.text for p in parts), False, glob)
 
 
 def decode_ansi_c(body: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -174,9 +175,13 @@ def test_problems_are_deduplicated_and_readable() -> None:
     assert "U+0009" in problems[0]
 
 
-def test_deep_nesting_is_a_problem_not_a_crash() -> None:
-    command = "echo " + "$(echo " * 300 + "x" + ")" * 300
-    assert not analyse(command).analysable
+def test_deep_nesting_is_a_problem_but_loses_no_command() -> None:
+    command = "echo " + "$(echo a; echo " * 300 + "$(rm -rf ~)" + ")" * 300
+    analysis = analyse(command)
+    assert not analysis.analysable
+    assert len(analysis.commands) == 602
+    assert analysis.commands[-1].argv == ("rm", "-rf", "~")
+    assert max(map(len, analysis.problems)) < 200
 
 
 # -- row 3: every spelling of `rm` is seen as `rm` -----------------------------------------
@@ -258,6 +263,19 @@ def test_row2_substituted_commands_are_extracted_as_nested(command: str,
     assert not commands[0].nested
     outer = commands[0]
     assert any(outer.dynamic) or outer.assignments or outer.redirects[0].target is None
+
+
+def test_unquoted_globs_are_marked() -> None:
+    cmd = only("ls *.py '*.txt' \\*.md a?b \"[x]\" [ab]c")
+    assert cmd.globbed == (False, True, False, False, True, False, True)
+    assert cmd.inner().globbed == cmd.globbed
+    assert only("timeout 5 ls *").inner().globbed == (False, True)
+
+
+def test_glob_check_without_glob_information_fails_closed() -> None:
+    cmd = only("find . -name '*.py'")
+    assert is_read_only(cmd)
+    assert not is_read_only(replace(cmd, globbed=()))
 
 
 def test_dynamic_words_keep_their_source_text() -> None:
@@ -378,7 +396,8 @@ READ_ONLY = {
     "devnull-redirect": "ls 2>/dev/null", "dup-redirect": "ls 2>&1", "safe-env": "LANG=C ls",
     "input-redirect": "cat < f", "bare-safe-assignment": "LC_ALL=C",
     "sort-separator-o": "sort -to -k2 f", "rg-type-z": "rg -tzig x", "date-iso": "date -Iseconds",
-    "command-v": "command -v git",
+    "command-v": "command -v git", "find-quoted-glob": "find . -name '*.py'",
+    "git-quoted-glob": "git log -- '*.py'", "sed-number": "sed -n 3p f.txt",
 }
 
 NOT_READ_ONLY = {
@@ -387,7 +406,7 @@ NOT_READ_ONLY = {
     "find-ok": "find . -ok rm {} \\;", "find-okdir": "find . -okdir rm {} \\;",
     "find-delete": "find . -delete", "find-fprint": "find . -fprint /x",
     "find-fls": "find . -fls /x", "find-fprintf": "find . -fprintf /x %p",
-    "find-glob": "find . -name *.py",
+    "find-glob": "find . -name *.py", "find-star": "find *", "find-bracket": "find [a-z]*",
     "rg-pre-eq": "rg --pre=sh x", "rg-pre": "rg --pre sh x",
     "rg-hostname-bin": "rg --hostname-bin=./p x", "rg-z": "rg -z x", "rg-iz": "rg -iz x",
     "rg-search-zip": "rg --search-zip x",

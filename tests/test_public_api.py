@@ -1,0 +1,42 @@
+"""The public API: every exported name resolves, `__all__` is sorted, imports stay lazy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import fuxi_notebook
+
+
+def test_all_is_sorted_and_every_name_resolves():
+    names = [n for n in fuxi_notebook.__all__ if n != "__version__"]
+    assert names == sorted(names)
+    for name in fuxi_notebook.__all__:
+        assert getattr(fuxi_notebook, name) is not None
+    assert set(dir(fuxi_notebook)) == set(fuxi_notebook.__all__)
+
+
+def test_unknown_attribute_raises_attribute_error():
+    try:
+        fuxi_notebook.NoSuchThing  # noqa: B018
+    except AttributeError as error:
+        assert "NoSuchThing" in str(error)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_importing_the_package_loads_no_heavy_module():
+    code = ("import sys, fuxi_notebook; heavy = [m for m in ('anthropic', 'jsonschema', "
+            "'tree_sitter', 'pathspec', 'fuxi_notebook.agent') if m in sys.modules]; "
+            "print(heavy)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_using_the_loop_does_not_import_anthropic_until_a_request():
+    code = ("import sys; from fuxi_notebook import query, FuxiAgentOptions, ScriptedModel; "
+            "print('anthropic' in sys.modules, 'tree_sitter' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False False"
