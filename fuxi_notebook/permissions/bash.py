@@ -99,9 +99,10 @@ def _command_paths(cmd: SimpleCommand, base: Path) -> _Paths:
         args = args[1:]
     if name == "sed" and "-i" in " ".join(inner.argv):
         name = "sed-i"
-    for index, (word, dynamic) in enumerate(args):
+    touches_files = name in _READERS or name in _WRITERS or name in _COPIERS or name == "sed-i"
+    for index, (word, dynamic) in enumerate(args if touches_files else []):
         if dynamic:
-            found.unknown = True
+            found.unknown = True  # a file command on a path we cannot know
             continue
         if path_problem(word):
             found.unknown = True
@@ -231,8 +232,9 @@ def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: _Paths, allow: 
     inside = all(inside_any(p, paths.roots) for f in [*found.reads, *writes] for p in f.both())
     name = _name(cmd)
     dir_reads = paths.has_read_denies() and any(f.target.is_dir() for f in found.reads)
-    read_only = (is_read_only(cmd) and not writes and inside and not found.unknown
-                 and not dir_reads and not (changes_dir and name == "git"))
+    # A substitution's output becomes part of another command: only a rule approves it.
+    read_only = (is_read_only(cmd) and not cmd.nested and not writes and inside
+                 and not found.unknown and not dir_reads and not (changes_dir and name == "git"))
     if changes_dir and (writes or name == "git"):
         verdict.soft_ask.append("it changes directory and then writes or runs git")
     by_rule = _rule_allows(allow, cmd) and not found.unknown and all(

@@ -317,3 +317,13 @@ async def test_row32_network_commands_are_never_read_only(tmp_path, command):
 async def test_row35_spawning_another_agent_asks(tmp_path, command):
     rules = ["Bash(python *)", "Bash(jupyter *)", "Bash(fuxi *)", "Bash(claude *)"]
     assert await bash(tmp_path, command, allowed_tools=rules) == "ask"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("echo $HOME", "allow"),            # an expansion in an argument runs nothing
+    ("echo ${USER}", "allow"),
+    ("cat $FILE", "ask"),               # a file command on an unknown path
+    ("echo x > $OUT", "ask"),           # a write to an unknown target
+])
+async def test_expansions_in_arguments(tmp_path, command, expected):
+    assert await bash(tmp_path, command, allowed_tools=["Bash(echo *)", "Bash(cat *)"]) == expected
