@@ -51,7 +51,7 @@ class Session:
         self.model: Model = resolve_model(options.model)
         self.registry = ToolRegistry(_offered_tools(options, self.permissions))
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
-                                    env=dict(options.env))
+                                    env=dict(options.env), read_denied=self._read_denied)
         self.system = system_blocks(options, self.cwd)
         self.tool_definitions = self.registry.definitions()
         self.history: list[dict[str, Any]] = []
@@ -76,6 +76,10 @@ class Session:
             "mcp_servers": [],
             "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",
         })
+
+    def _read_denied(self, path: Path, tool: str) -> bool:
+        book = self.permissions.book
+        return book.has_read_denies(tool) and book.read_denied(path, tool)
 
     def hook_input(self) -> dict[str, Any]:
         """The fields every hook input carries."""

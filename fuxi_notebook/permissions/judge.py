@@ -13,7 +13,7 @@ from typing import Any
 
 from .bash import judge_bash
 from .facts import EDIT_TOOLS, READ_TOOLS, CallFacts, call_facts
-from .paths import PathFacts, inside_any, protected_reason
+from .paths import PathFacts, inside_any, protected_reason, resolve_path
 from .rules import Rule
 from .shell import SimpleCommand
 
@@ -50,35 +50,40 @@ class RuleBook:
     def __init__(self, rules: dict[str, list[Rule]], roots: list[Path]) -> None:
         self.rules = rules
         self.roots = roots
-        self.tool = "Bash"
 
-    def _path_rules(self, behavior: str, access: str) -> list[Rule]:
+    def _path_rules(self, behavior: str, access: str, tool: str) -> list[Rule]:
         return [r for r in self.rules[behavior]
-                if r.path is not None and _applies(r, self.tool, access)]
+                if r.path is not None and _applies(r, tool, access)]
 
-    def denied(self, facts: PathFacts, access: str, *, as_dir: bool = False) -> Rule | None:
+    def denied(self, facts: PathFacts, access: str, tool: str = "Bash") -> Rule | None:
         """The first deny rule matching the link or the target."""
-        for rule in self._path_rules("deny", access):
+        for rule in self._path_rules("deny", access, tool):
             assert rule.path is not None
             if any(rule.path.matches(p) for p in facts.both()):
                 return rule
         return None
 
-    def asked(self, facts: PathFacts, access: str) -> Rule | None:
-        for rule in self._path_rules("ask", access):
+    def asked(self, facts: PathFacts, access: str, tool: str = "Bash") -> Rule | None:
+        for rule in self._path_rules("ask", access, tool):
             assert rule.path is not None
             if any(rule.path.matches(p) for p in facts.both()):
                 return rule
         return None
 
-    def allowed(self, facts: PathFacts, access: str, *, as_dir: bool = False) -> bool:
+    def allowed(self, facts: PathFacts, access: str, tool: str = "Bash", *,
+                as_dir: bool = False) -> bool:
         """An allow rule must match both the link and the target."""
         return any(rule.path is not None and all(rule.path.matches(p, as_dir=as_dir)
                                                   for p in facts.both())
-                   for rule in self._path_rules("allow", access))
+                   for rule in self._path_rules("allow", access, tool))
 
-    def has_read_denies(self) -> bool:
-        return bool(self._path_rules("deny", "read"))
+    def has_read_denies(self, tool: str = "Bash") -> bool:
+        return bool(self._path_rules("deny", "read", tool))
+
+    def read_denied(self, path: Path, tool: str) -> bool:
+        """Whether a file found by a search tool must be left out of its results."""
+        facts = resolve_path(str(path), self.roots[0])
+        return self.denied(facts, "read", tool) is not None
 
     def bare(self, behavior: str, tool: str) -> Rule | None:
         return next((r for r in self.rules[behavior]
@@ -87,7 +92,6 @@ class RuleBook:
     def judge(self, tool: str, tool_input: dict[str, Any], *, cwd: Path, base: Path,
               refuse: Any) -> Judgement:
         """Judge one call; `base` is where relative shell paths resolve (the shell cwd)."""
-        self.tool = tool
         denied = self.bare("deny", tool)
         if denied is not None:
             return Judgement(deny=f"{tool} is denied by the rule {denied.text!r}")
@@ -127,15 +131,15 @@ class RuleBook:
         result = Judgement(edits=tool in EDIT_TOOLS)
         accesses = [(f, "read") for f in facts.reads] + [(f, "write") for f in facts.writes]
         for path, access in accesses:
-            rule = self.denied(path, access)
+            rule = self.denied(path, access, tool)
             if rule is not None:
                 return Judgement(deny=f"{path.link} is denied by the rule {rule.text!r}")
-            rule = self.asked(path, access)
+            rule = self.asked(path, access, tool)
             if rule is not None and result.hard_ask is None:
                 result.hard_ask = f"the rule {rule.text!r} asks for {path.link}"
         result.targets = {str(f.link): str(f.target) for f in facts.writes}
         inside = self._boundary(result, facts)
-        covered = bool(accesses) and all(self.allowed(p, a, as_dir=facts.dirs)
+        covered = bool(accesses) and all(self.allowed(p, a, tool, as_dir=facts.dirs)
                                          for p, a in accesses)
         result.allowed = self.bare("allow", tool) is not None or covered
         result.safe = tool in READ_TOOLS and inside

@@ -7,6 +7,7 @@ This module imports nothing from the rest of the package.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -40,6 +41,8 @@ class ToolContext:
             changed since.
         approved_targets: for the call being run, path as written -> real path that the
             permission check approved; a write that would land elsewhere is refused.
+        read_denied: `(path, tool name) -> bool`: files a search must leave out of its
+            results because a deny rule forbids reading them (None = no such rules).
     """
 
     cwd: Path
@@ -48,6 +51,7 @@ class ToolContext:
     shell_cwd: Path | None = None
     read_files: dict[str, int] = field(default_factory=dict)
     approved_targets: dict[str, str] = field(default_factory=dict)
+    read_denied: Callable[[Path, str], bool] | None = None
 
     def resolve(self, path: str) -> Path:
         """`path` made absolute against `cwd` (`~` expanded), without resolving symlinks."""

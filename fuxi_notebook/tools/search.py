@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,8 @@ class GlobTool:
         if not base.is_dir():
             return ToolOutput(content="No files found")
         matches = await self._matches(base, pattern)
+        if ctx.read_denied is not None:
+            matches = [m for m in matches if not ctx.read_denied(Path(m), self.name)]
         if not matches:
             return ToolOutput(content="No files found")
         shown = _newest_first(matches)[:MAX_GLOB_RESULTS]
@@ -167,7 +170,7 @@ class GrepTool:
         result = await run_rg(_grep_args(input, mode, root), ctx.cwd, limit)
         if result.returncode == 2 and not result.stdout:
             raise ToolError(f"Search failed: {result.stderr or 'rg exited with status 2'}")
-        lines = [line for line in result.stdout.splitlines() if line or mode == "content"]
+        lines = _without_denied(result.stdout, mode, ctx, self.name)
         if not lines:
             return ToolOutput(content="No matches found")
         text = _format(mode, lines, input.get("head_limit"))
@@ -178,9 +181,35 @@ class GrepTool:
         return ToolOutput(content=_cap_head(text, MAX_GREP_CHARS))
 
 
+def _without_denied(stdout: str, mode: str, ctx: ToolContext, tool: str) -> list[str]:
+    """Output lines with NUL-marked file names, minus files a deny rule forbids reading.
+
+    rg runs with `--null` so file names are unambiguous (they may contain `:`); the usual
+    `path:line` / `path-line` / `path` forms are rebuilt here.
+    """
+    if mode == "files_with_matches":
+        entries = [(name, "") for name in stdout.split("\0") if name.strip("\n")]
+        entries = [(name.lstrip("\n"), rest) for name, rest in entries]
+    else:
+        entries = [tuple(line.split("\0", 1)) if "\0" in line else ("", line)
+                   for line in stdout.splitlines() if line or mode == "content"]
+    lines = []
+    for name, rest in entries:
+        if name and ctx.read_denied is not None and ctx.read_denied(Path(name), tool):
+            continue
+        if not name:
+            lines.append(rest)
+        elif mode == "files_with_matches":
+            lines.append(name)
+        else:
+            context_line = mode == "content" and re.match(r"\d+-", rest) is not None
+            lines.append(f"{name}{'-' if context_line else ':'}{rest}")
+    return lines
+
+
 def _grep_args(input: dict[str, Any], mode: str, root: Path) -> list[str]:
     """The rg command line for a Grep call (pattern via -e so a leading `-` is safe)."""
-    args = [*COMMON_ARGS, "--max-columns", "500", "--max-columns-preview"]
+    args = [*COMMON_ARGS, "--null", "--max-columns", "500", "--max-columns-preview"]
     if mode == "files_with_matches":
         args.append("--files-with-matches")
     elif mode == "count":

@@ -382,3 +382,46 @@ async def test_row37_invalid_policy_hook_output_fails_closed(tmp_path, output):
                                hooks={"PreToolUse": [HookMatcher(None, [odd])]})
     await collect("go", options)
     assert not (tmp_path / "SENTINEL").exists()
+
+
+async def test_row29_search_tools_leave_denied_files_out(tmp_path):
+    (tmp_path / ".env").write_text("API_KEY=hunter2\n")
+    (tmp_path / "app.py").write_text("API_KEY = read_env()\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "x:y.py").write_text("API_KEY\n")
+    model = ScriptedModel([
+        [tool_use("Grep", {"pattern": "API_KEY", "output_mode": "content"}),
+         tool_use("Grep", {"pattern": "API_KEY"}),
+         tool_use("Grep", {"pattern": "API_KEY", "output_mode": "count"}),
+         tool_use("Glob", {"pattern": "**/*"})],
+        [text("ok")],
+    ])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, disallowed_tools=["Read(./.env)"])
+    await collect("find the key", options)
+    content, files, count, listing = (result_text(r) for r in
+                                      tool_results(model.requests[1].messages))
+    assert "hunter2" not in content and ".env" not in content
+    assert "app.py:1:API_KEY = read_env()" in content and "x:y.py:1:API_KEY" in content
+    assert ".env" not in files and "app.py" in files
+    assert ".env" not in count and "app.py:1" in count
+    assert ".env" not in listing and "app.py" in listing
+
+
+async def test_symlink_is_denied_if_the_link_or_its_target_matches(tmp_path):
+    (tmp_path / "secret.txt").write_text("s3cret")
+    (tmp_path / "alias.txt").symlink_to(tmp_path / "secret.txt")
+    (tmp_path / "plain.txt").write_text("fine")
+    (tmp_path / "blocked-link.txt").symlink_to(tmp_path / "plain.txt")
+    model = ScriptedModel([
+        [tool_use("Read", {"file_path": "alias.txt"}),
+         tool_use("Read", {"file_path": "blocked-link.txt"}),
+         tool_use("Read", {"file_path": "plain.txt"})],
+        [text("ok")],
+    ])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path,
+                               disallowed_tools=["Read(secret.txt)", "Read(blocked-link.txt)"])
+    await collect("read", options)
+    via_target, via_link, plain = tool_results(model.requests[1].messages)
+    assert via_target["is_error"] and "s3cret" not in result_text(via_target)
+    assert via_link["is_error"]
+    assert not plain.get("is_error") and "fine" in result_text(plain)
