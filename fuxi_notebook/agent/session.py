@@ -40,7 +40,11 @@ DEFAULT_MAX_OUTPUT_TOKENS = int(os.environ.get("FUXI_MAX_OUTPUT_TOKENS", "16384"
 class Session:
     """One conversation and everything it needs to make requests and run tools."""
 
-    def __init__(self, options: FuxiAgentOptions) -> None:
+    def __init__(self, options: FuxiAgentOptions, *, extra_tools: list[Any] | None = None) -> None:
+        """Args:
+            extra_tools: tools offered besides the built-ins (e.g. the notebook's kernel
+                tools); their names must not clash with a built-in.
+        """
         _validate(options)
         self.options = options
         self.id = new_uuid()
@@ -49,7 +53,7 @@ class Session:
         self.permissions = PermissionEngine(options, cwd=self.cwd, hooks=self.hooks,
                                             classifier=self._classify)
         self.model: Model = resolve_model(options.model)
-        self.registry = ToolRegistry(_offered_tools(options, self.permissions))
+        self.registry = ToolRegistry(_offered_tools(options, self.permissions, extra_tools))
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
                                     env=dict(options.env), read_denied=self._read_denied)
         self.system = system_blocks(options, self.cwd)
@@ -148,8 +152,9 @@ def _working_dir(cwd: str | Path | None) -> Path:
     return path.resolve()
 
 
-def _offered_tools(options: FuxiAgentOptions, permissions: PermissionEngine) -> list[Any]:
-    tools = builtin_tools()
+def _offered_tools(options: FuxiAgentOptions, permissions: PermissionEngine,
+                   extra_tools: list[Any] | None) -> list[Any]:
+    tools = builtin_tools() + list(extra_tools or [])
     if options.tools is not None:
         known = {tool.name for tool in tools}
         unknown = sorted(set(options.tools) - known)

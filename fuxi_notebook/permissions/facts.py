@@ -13,10 +13,15 @@ from urllib.parse import urlsplit
 
 from .paths import PathFacts, path_problem, resolve_path
 
-__all__ = ["EDIT_TOOLS", "READ_TOOLS", "CallFacts", "call_facts", "normalise_host"]
+__all__ = ["EDIT_TOOLS", "KERNEL_EDIT_TOOLS", "KERNEL_READ_TOOLS", "READ_TOOLS", "CallFacts",
+           "call_facts", "normalise_host"]
 
 READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
 EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
+#: Kernel tools that only look at the live namespace or the notebook: safe like reads.
+KERNEL_READ_TOOLS = frozenset({"Variables", "Inspect", "NotebookRead"})
+#: Kernel tools that change what the user sees but run nothing: approved like edits.
+KERNEL_EDIT_TOOLS = frozenset({"InsertCell"})
 _GLOB_CHARS = set("*?[{")
 
 

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from .bash import judge_bash
-from .facts import EDIT_TOOLS, READ_TOOLS, CallFacts, call_facts
+from .facts import (
+    EDIT_TOOLS,
+    KERNEL_EDIT_TOOLS,
+    KERNEL_READ_TOOLS,
+    READ_TOOLS,
+    CallFacts,
+    call_facts,
+)
 from .paths import PathFacts, inside_any, protected_reason, resolve_path
 from .rules import Rule
 from .shell import SimpleCommand
@@ -103,6 +110,10 @@ class RuleBook:
             return Judgement(deny=f"The path cannot be safely resolved: {problems}")
         if tool == "WebFetch":
             return self._judge_host(facts)
+        if tool in KERNEL_READ_TOOLS or tool in KERNEL_EDIT_TOOLS:
+            edits = tool in KERNEL_EDIT_TOOLS
+            return Judgement(allowed=self.bare("allow", tool) is not None, safe=not edits,
+                             accept_edits=edits, edits=edits)
         return self._judge_paths(tool, facts)
 
     def _judge_bash(self, command: str, base: Path, refuse: Any) -> Judgement:
