@@ -104,6 +104,8 @@ class RuleBook:
             return Judgement(deny=f"{tool} is denied by the rule {denied.text!r}")
         if tool == "Bash":
             return self._judge_bash(str(tool_input.get("command", "")), base, refuse)
+        if tool == "AskUserQuestion":  # only a person can answer, in every mode
+            return Judgement(hard_ask="the question needs an answer from the user")
         facts = call_facts(tool, tool_input, cwd)
         if facts.problems:
             problems = "; ".join(facts.problems)

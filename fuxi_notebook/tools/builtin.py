@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .ask import AskUserQuestionTool
 from .base import Tool
 from .files import EditTool, ReadTool, WriteTool
 from .search import GlobTool, GrepTool
@@ -11,5 +12,6 @@ __all__ = ["builtin_tools"]
 
 
 def builtin_tools() -> list[Tool]:
-    """Fresh instances of Read, Write, Edit, Glob, Grep and Bash (tools hold no state)."""
-    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool()]
+    """Fresh instances of the built-in tools (tools hold no state)."""
+    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool(),
+            AskUserQuestionTool()]

@@ -425,3 +425,33 @@ async def test_symlink_is_denied_if_the_link_or_its_target_matches(tmp_path):
     assert via_target["is_error"] and "s3cret" not in result_text(via_target)
     assert via_link["is_error"]
     assert not plain.get("is_error") and "fine" in result_text(plain)
+
+
+QUESTION = {"questions": [{"question": "Which database?", "header": "DB", "multiSelect": False,
+                           "options": [{"label": "SQLite", "description": "a file"},
+                                       {"label": "Postgres", "description": "a server"}]}]}
+
+
+async def test_ask_user_question_is_answered_through_the_approval_callback(tmp_path):
+    from fuxi_notebook import PermissionResultAllow
+
+    async def answer(name, tool_input, context):
+        assert name == "AskUserQuestion"
+        return PermissionResultAllow(updated_input={**tool_input,
+                                                    "answers": {"Which database?": "SQLite"}})
+
+    model = ScriptedModel([[tool_use("AskUserQuestion", QUESTION)], [text("SQLite it is")]])
+    await collect("set up storage", FuxiAgentOptions(model=model, cwd=tmp_path,
+                                                     allowed_tools=["AskUserQuestion"],
+                                                     can_use_tool=answer))
+    (result,) = tool_results(model.requests[1].messages)
+    assert result_text(result) == 'The user answered: "Which database?" = "SQLite".'
+
+
+@pytest.mark.parametrize("mode", ["dontAsk", "bypassPermissions", "default"])
+async def test_ask_user_question_without_anyone_to_ask_is_denied(tmp_path, mode, monkeypatch):
+    monkeypatch.setenv("IS_SANDBOX", "1")
+    model = ScriptedModel([[tool_use("AskUserQuestion", QUESTION)], [text("ok")]])
+    await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, permission_mode=mode))
+    (result,) = tool_results(model.requests[1].messages)
+    assert result["is_error"] and "answer from the user" in result_text(result)

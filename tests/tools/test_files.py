@@ -487,8 +487,9 @@ def test_builtin_tools_order_and_schemas():
     from fuxi_notebook.tools.builtin import builtin_tools
 
     tools = builtin_tools()
-    assert [t.name for t in tools] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash"]
-    assert [t.read_only for t in tools] == [True, False, False, True, True, False]
+    assert [t.name for t in tools] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash",
+                                       "AskUserQuestion"]
+    assert [t.read_only for t in tools] == [True, False, False, True, True, False, True]
     assert builtin_tools()[0] is not tools[0]
     for tool in tools:
         assert isinstance(tool, Tool)
