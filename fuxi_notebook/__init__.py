@@ -103,6 +103,20 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
+def load_ipython_extension(shell: Any) -> None:
+    """`%load_ext fuxi_notebook`: registers `%%fuxi` (the agent loads on first use)."""
+    from .notebook.extension import load_ipython_extension as load
+
+    load(shell)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    """`%unload_ext fuxi_notebook`."""
+    from .notebook.extension import unload_ipython_extension as unload
+
+    unload(shell)
+
+
 __all__ = [
     "AnthropicModel",
     "AssistantMessage",
@@ -137,5 +151,7 @@ __all__ = [
     "ToolUseBlock",
     "UserMessage",
     "__version__",
+    "load_ipython_extension",
     "query",
+    "unload_ipython_extension",
 ]

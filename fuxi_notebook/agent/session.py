@@ -132,6 +132,11 @@ class Session:
         else:
             self.pending_results.extend(results)
 
+    def pending_messages(self) -> list[dict[str, Any]]:
+        """Tool results still owed to the model, as the user message that will carry them."""
+        return [{"role": "user", "content": list(self.pending_results)}] if (
+            self.pending_results) else []
+
     def request_params(self) -> dict[str, Any]:
         """`max_tokens`, `thinking` and `output_config` in the API's own form."""
         options = self.options

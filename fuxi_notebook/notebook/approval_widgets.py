@@ -1,0 +1,128 @@
+"""Approval cards: the full command, code or diff, and Allow / Always allow / Deny buttons.
+
+The card is an ipywidgets display that the running (awaiting) cell waits on; with
+ipykernel ≥ 7.4 the click reaches the kernel while the cell awaits. Once decided, the
+display is replaced by one line of plain text, so nothing lives only in widget state.
+`AskUserQuestion` gets one button per option instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+from typing import Any
+
+import ipywidgets as widgets
+from IPython.display import Markdown, display
+
+from ..options import ToolPermissionContext
+from .render import Answer
+from .view import tool_summary
+
+__all__ = ["ask_with_buttons", "describe_call"]
+
+
+def describe_call(tool_name: str, tool_input: dict[str, Any]) -> str:
+    """The full detail of a call, as HTML: everything the user approves is visible."""
+    if tool_name == "Bash":
+        body = tool_input.get("command", "")
+    elif tool_name == "Python":
+        body = tool_input.get("code", "")
+    elif tool_name == "Edit":
+        body = (f"{tool_input.get('file_path')}\n--- old\n{tool_input.get('old_string', '')}"
+                f"\n+++ new\n{tool_input.get('new_string', '')}")
+    elif tool_name == "Write":
+        body = f"{tool_input.get('file_path')}\n{tool_input.get('content', '')}"
+    else:
+        body = json.dumps(tool_input, indent=2, ensure_ascii=False)
+    return (f"<pre style='white-space:pre-wrap;max-height:24em;overflow:auto'>"
+            f"{html.escape(body)}</pre>")
+
+
+def _resolve(future: asyncio.Future[Answer], answer: Answer) -> None:
+    """Set the answer from whatever thread the click arrives on (subshells on 7.0-7.3)."""
+    loop = future.get_loop()
+
+    def settle() -> None:
+        if not future.done():
+            future.set_result(answer)
+
+    loop.call_soon_threadsafe(settle)
+
+
+def _permission_card(tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext,
+                     future: asyncio.Future[Answer]) -> widgets.Widget:
+    why = f" — {html.escape(context.decision_reason)}" if context.decision_reason else ""
+    header = widgets.HTML(f"<b>Allow {html.escape(tool_name)}?</b>{why}"
+                          f"{describe_call(tool_name, tool_input)}")
+    reason = widgets.Text(placeholder="Reason for denying (optional)",
+                          layout=widgets.Layout(width="60%"))
+    allow = widgets.Button(description="Allow", button_style="success")
+    always = widgets.Button(description="Always allow", button_style="info")
+    deny = widgets.Button(description="Deny", button_style="danger")
+    allow.on_click(lambda _: _resolve(future, ("allow", None, None)))
+    always.on_click(lambda _: _resolve(future, ("always", None, None)))
+    deny.on_click(lambda _: _resolve(future, ("deny", reason.value.strip() or None, None)))
+    return widgets.VBox([header, widgets.HBox([allow, always, deny, reason])])
+
+
+def _question_card(tool_input: dict[str, Any], future: asyncio.Future[Answer]) -> widgets.Widget:
+    questions = tool_input.get("questions") or []
+    answers: dict[str, Any] = {}
+    rows: list[widgets.Widget] = []
+
+    def chose(question: dict[str, Any], label: str) -> None:
+        if question.get("multiSelect"):
+            chosen = answers.setdefault(question["question"], [])
+            if label in chosen:
+                chosen.remove(label)
+            else:
+                chosen.append(label)
+            return
+        answers[question["question"]] = label
+        if all(q["question"] in answers for q in questions):
+            _resolve(future, ("allow", None, {**tool_input, "answers": dict(answers)}))
+
+    for question in questions:
+        rows.append(widgets.HTML(f"<b>{html.escape(question['question'])}</b>"))
+        buttons = []
+        for option in question.get("options", []):
+            button = widgets.Button(description=option["label"], tooltip=option["description"])
+            button.on_click(lambda _, q=question, label=option["label"]: chose(q, label))
+            buttons.append(button)
+        rows.append(widgets.HBox(buttons))
+    done = widgets.Button(description="Done", button_style="success")
+    done.on_click(lambda _: _resolve(future, ("allow", None,
+                                              {**tool_input, "answers": dict(answers)})))
+    skip = widgets.Button(description="Skip", button_style="danger")
+    skip.on_click(lambda _: _resolve(future, ("deny", "The user skipped the question.", None)))
+    multi = any(q.get("multiSelect") for q in questions)
+    rows.append(widgets.HBox([done, skip] if multi else [skip]))
+    return widgets.VBox(rows)
+
+
+def _decided_text(tool_name: str, tool_input: dict[str, Any], answer: Answer) -> str:
+    verdict = {"allow": "✅ Allowed", "always": "✅ Always allowed", "deny": "⛔ Denied"}[answer[0]]
+    if tool_name == "AskUserQuestion" and answer[2] is not None:
+        return f"❓ Answered: {json.dumps(answer[2].get('answers', {}), ensure_ascii=False)}"
+    reason = f" — {answer[1]}" if answer[1] else ""
+    return f"{verdict}: **{tool_name}** `{tool_summary(tool_name, tool_input)}`{reason}"
+
+
+async def ask_with_buttons(tool_name: str, tool_input: dict[str, Any],
+                           context: ToolPermissionContext) -> Answer:
+    """Show the card, wait for a click, then replace the card by a plain line."""
+    future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+    card = (_question_card(tool_input, future) if tool_name == "AskUserQuestion"
+            else _permission_card(tool_name, tool_input, context, future))
+    handle = display(card, display_id=True)
+    try:
+        answer = await future
+    except asyncio.CancelledError:
+        handle.update(Markdown(f"⛔ Interrupted while waiting to approve **{tool_name}**"))
+        card.close()
+        raise
+    handle.update(Markdown(_decided_text(tool_name, tool_input, answer)))
+    card.close()
+    return answer

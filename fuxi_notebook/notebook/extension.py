@@ -1,0 +1,166 @@
+"""`%load_ext fuxi_notebook`: the `%%fuxi` cell, the `%fuxi` line magic, and their help.
+
+IPython has no async magics, so an input transformer rewrites a `%%fuxi` cell into an
+awaited call; the cell then runs as a coroutine on the kernel's own asyncio loop, which
+lets approval clicks and "Interrupt kernel" reach it (ipykernel ≥ 7.4). The registered
+cell magic exists for `%%fuxi?` help and explains what went wrong if ever called directly.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+
+from .magic_args import MagicArgsError, parse_cell_line
+
+__all__ = ["FuxiMagics", "load_ipython_extension", "transform_fuxi_cell",
+           "unload_ipython_extension"]
+
+_MIN_IPYKERNEL = (7, 4)
+_AGENTS: dict[int, Any] = {}
+
+
+def agent_for(shell: Any) -> Any:
+    """The NotebookAgent of `shell` (created on first use: the agent loads lazily)."""
+    agent = _AGENTS.get(id(shell))
+    if agent is None:
+        from .controller import NotebookAgent
+
+        agent = _AGENTS[id(shell)] = NotebookAgent(shell)
+    return agent
+
+
+async def run_fuxi_cell(line: str, body: str) -> None:
+    """What a rewritten `%%fuxi` cell awaits."""
+    from IPython import get_ipython
+
+    await agent_for(get_ipython()).run_cell(line, body)
+
+
+def transform_fuxi_cell(lines: list[str]) -> list[str]:
+    """Rewrite a `%%fuxi` cell into `await ...run_fuxi_cell(line, body)`; `%%fuxi?` stays."""
+    first = 0
+    while first < len(lines) and not lines[first].strip():
+        first += 1
+    if first == len(lines):
+        return lines
+    head = lines[first].rstrip("\n")
+    if not (head == "%%fuxi" or head.startswith(("%%fuxi ", "%%fuxi\t"))):
+        return lines
+    body = "".join(lines[first + 1:])
+    target = "__import__('fuxi_notebook.notebook.extension', fromlist=['_']).run_fuxi_cell"
+    return [f"await {target}({head[len('%%fuxi'):].strip()!r}, {body!r})\n"]
+
+
+def _kernel_version_problem(shell: Any) -> str | None:
+    if getattr(shell, "kernel", None) is None:
+        return None
+    import ipykernel
+
+    parts = tuple(int(p) for p in ipykernel.__version__.split(".")[:2] if p.isdigit())
+    if parts < _MIN_IPYKERNEL:
+        return (f"fuxi_notebook needs ipykernel>=7.4 (this kernel has {ipykernel.__version__}):"
+                " older kernels cannot deliver approval clicks to a running cell. Run "
+                "`pip install -U 'ipykernel>=7.4'` and restart the kernel.")
+    return None
+
+
+@magics_class
+class FuxiMagics(Magics):
+    """`%%fuxi` and `%fuxi`."""
+
+    @cell_magic("fuxi")
+    def fuxi_cell(self, line: str, cell: str) -> None:
+        """Run the Fuxi agent on the cell's text, in this kernel.
+
+        Usage::
+
+            %%fuxi [--model ID] [--max-turns N] [--max-budget-usd USD]
+                   [--permission-mode default|acceptEdits|plan|dontAsk|auto|bypassPermissions]
+                   [--allowed-tools RULES] [--disallowed-tools RULES]
+                   [--effort low|medium|high|xhigh|max] [--cwd DIR] [--new] [--id ID]
+            <prompt>
+
+        Consecutive cells continue one conversation; `--new` starts a fresh one. RULES
+        are comma-separated permission rules. The agent sees your variables and the cells
+        you ran since its last turn; it can run Python in this namespace (always asked
+        unless allowed), read and edit files, search, and run shell commands. Calls that
+        need your approval show Allow / Always allow / Deny buttons; in headless runs
+        (nbclient, papermill) they are denied with a message saying how to allow them.
+        The result is in `_fuxi`; the cell keeps a transcript and a session record.
+
+        Examples::
+
+            %%fuxi
+            Plot the monthly totals of the DataFrame I just loaded.
+
+            %%fuxi --allowed-tools "Read,Grep,Bash(git status)" --max-turns 10
+            Which modules of this repo have no tests?
+
+            %fuxi config --model claude-opus-5 --max-budget-usd 1
+            %fuxi            # session: turns, tokens, cost
+            %fuxi reset      # start a new conversation
+        """
+        raise UsageError("%%fuxi was not rewritten into an awaited cell: run "
+                         "`%reload_ext fuxi_notebook` and run the cell again.")
+
+    @line_magic("fuxi")
+    def fuxi_line(self, line: str) -> Any:
+        """`%fuxi` shows the session; `%fuxi reset`; `%fuxi config [options]`."""
+        words = shlex.split(line)
+        agent = agent_for(self.shell)
+        if not words:
+            return _session_summary(agent)
+        if words[0] == "reset":
+            agent.reset()
+            return "fuxi: the next %%fuxi cell starts a new conversation."
+        if words[0] == "config":
+            return _configure(agent, line.split("config", 1)[1])
+        raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi reset or "
+                         "%fuxi config [options] (see %%fuxi? for the options)")
+
+
+def _configure(agent: Any, rest: str) -> str:
+    try:
+        args = parse_cell_line(rest, prog="%fuxi config")
+    except MagicArgsError as error:
+        raise UsageError(f"%fuxi config: {error}") from None
+    if args.new or args.cell_id:
+        raise UsageError("%fuxi config: --new and --id apply to one cell, not as defaults")
+    agent.defaults.update(args.settings())
+    shown = ", ".join(f"{k}={v!r}" for k, v in sorted(agent.defaults.items())) or "(none)"
+    return f"fuxi defaults: {shown}"
+
+
+def _session_summary(agent: Any) -> str:
+    session = agent.session
+    if session is None:
+        return "fuxi: no conversation yet (run a %%fuxi cell)."
+    tokens = session.usage.tokens
+    return (f"fuxi session {session.id[:8]} · model {session.model_name} · "
+            f"{agent.runs} cell run(s) · {len(session.history)} messages · "
+            f"{tokens['input_tokens'] + tokens['cache_read_input_tokens']} input / "
+            f"{tokens['output_tokens']} output tokens "
+            f"({tokens['cache_read_input_tokens']} from cache) · "
+            f"${session.usage.cost_usd:.4f}")
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """Register the transformer and the magics (the agent itself loads on first use)."""
+    problem = _kernel_version_problem(shell)
+    if problem:
+        raise UsageError(problem)
+    transformers = shell.input_transformers_cleanup
+    if transform_fuxi_cell not in transformers:
+        transformers.insert(0, transform_fuxi_cell)
+    shell.register_magics(FuxiMagics)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    """Remove the transformer (the magics stay registered, as IPython allows)."""
+    if transform_fuxi_cell in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(transform_fuxi_cell)
+    _AGENTS.pop(id(shell), None)

@@ -1,0 +1,231 @@
+"""What the Python tool collects while user code runs: streams, displays and figures.
+
+The tool runs inside a cell that is already executing, so it cannot use IPython's own
+output machinery (`run_cell`, the display hook). Instead it swaps `sys.stdout`,
+`sys.stderr` and `shell.display_pub` for buffers, and afterwards shows the user what the
+code displayed while giving the model a text (and image) account of it.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import sys
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from IPython.core.displaypub import CapturingDisplayPublisher
+
+from fuxi_notebook.tools.truncate import HeadTailBuffer, cap_head_tail, strip_ansi
+
+__all__ = ["Capture", "FigureWatch", "image_block"]
+
+STREAM_BYTES = 40_000
+"""Bytes of each stream end (head and tail) kept in memory while the code runs."""
+
+DISPLAY_TEXT_LIMIT = 5_000
+"""Characters of one captured display's text/plain given to the model."""
+
+IMAGE_TYPES = ("image/png", "image/jpeg")
+
+_STATIC_BACKENDS = ("agg", "inline", "module://matplotlib_inline", "pdf", "svg", "ps")
+
+
+class CappedText(io.TextIOBase):
+    """A text stream keeping only its head and tail, so a print loop cannot eat memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._buffer = HeadTailBuffer(STREAM_BYTES, STREAM_BYTES)
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        """Code that checks `sys.stdout.encoding` expects a real codec name."""
+        return "utf-8"
+
+    def writable(self) -> bool:
+        """Always: this is an output stream."""
+        return True
+
+    def isatty(self) -> bool:
+        """Never: progress bars should not draw terminal animations into the buffer."""
+        return False
+
+    def write(self, text: str) -> int:
+        """Keep `text` (head/tail bounded); returns its length like a real stream."""
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._buffer.feed(text.encode("utf-8", errors="replace"))
+        return len(text)
+
+    def text(self, limit: int) -> str:
+        """Everything written, ANSI-free, carriage-return overwrites collapsed, capped."""
+        return _collapse_carriage_returns(self._buffer.text(limit))
+
+
+def _collapse_carriage_returns(text: str) -> str:
+    """Each line as a terminal would leave it: only the part after its last `\\r`."""
+    lines = text.split("\n")
+    return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines)
+
+
+@dataclass
+class Capture:
+    """Context manager swapping the streams and the display publisher for buffers."""
+
+    shell: Any
+    stdout: CappedText = field(default_factory=CappedText)
+    stderr: CappedText = field(default_factory=CappedText)
+    displays: CapturingDisplayPublisher = field(default_factory=CapturingDisplayPublisher)
+    _saved: tuple[Any, Any, Any] | None = None
+
+    def __enter__(self) -> Capture:
+        self._saved = (sys.stdout, sys.stderr, self.shell.display_pub)
+        sys.stdout, sys.stderr = self.stdout, self.stderr
+        self.shell.display_pub = self.displays
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._saved is not None:
+            sys.stdout, sys.stderr, self.shell.display_pub = self._saved
+            self._saved = None
+
+    def republish(self) -> None:
+        """Show the user, in this cell, everything the code displayed."""
+        for output in list(self.displays.outputs):
+            publish(self.shell, output["data"], output.get("metadata"),
+                    transient=output.get("transient"), update=bool(output.get("update")))
+
+    def display_texts(self) -> list[str]:
+        """The text/plain of each captured display (or the mime types it had)."""
+        texts = []
+        for output in self.displays.outputs:
+            data = output.get("data") or {}
+            text = data.get("text/plain")
+            if not isinstance(text, str):
+                text = "[" + ", ".join(sorted(data)) + " output]"
+            texts.append(cap_head_tail(strip_ansi(text), DISPLAY_TEXT_LIMIT))
+        return texts
+
+    def display_images(self) -> list[dict[str, Any]]:
+        """Image blocks for the model from captured displays (e.g. `plt.show()` inline)."""
+        blocks = []
+        for output in self.displays.outputs:
+            block = bundle_image(output.get("data") or {})
+            if block is not None:
+                blocks.append(block)
+        return blocks
+
+
+def publish(
+    shell: Any,
+    data: dict[str, Any],
+    metadata: dict[str, Any] | None = None,
+    *,
+    transient: dict[str, Any] | None = None,
+    update: bool = False,
+) -> None:
+    """Send one display to the user through the shell's (restored) display publisher."""
+    kwargs: dict[str, Any] = {"update": update}
+    if transient:
+        kwargs["transient"] = transient
+    shell.display_pub.publish(data=data, metadata=metadata or {}, **kwargs)
+
+
+def image_block(media_type: str, data: str) -> dict[str, Any]:
+    """An Anthropic image content block from base64 `data`."""
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def bundle_image(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The first PNG/JPEG of a mime bundle as an image block, if it has one."""
+    for mime in IMAGE_TYPES:
+        payload = data.get(mime)
+        if isinstance(payload, bytes):
+            payload = base64.b64encode(payload).decode("ascii")
+        if isinstance(payload, str) and payload:
+            return image_block(mime, payload.replace("\n", ""))
+    return None
+
+
+@dataclass
+class RenderedFigure:
+    """One figure the code made or changed, as PNG, or why it could not be drawn."""
+
+    figure: Any
+    png: str | None
+    problem: str = ""
+
+
+class FigureWatch:
+    """Which matplotlib figures the user code created or changed.
+
+    Only looks when `matplotlib.pyplot` is already imported (before or by the code):
+    the tool never imports matplotlib itself.
+    """
+
+    def __init__(self) -> None:
+        self._before = self._snapshot()
+
+    @staticmethod
+    def _snapshot() -> dict[int, tuple[Any, bool]]:
+        """id -> (figure, stale); holding the figure keeps its id from being reused."""
+        return {id(fig): (fig, bool(getattr(fig, "stale", False))) for fig in _open_figures()}
+
+    def changed(self) -> list[Any]:
+        """New figures, plus old ones that were clean before and are stale now."""
+        figures = []
+        for figure in _open_figures():
+            before = self._before.get(id(figure))
+            if before is None or (not before[1] and getattr(figure, "stale", False)):
+                figures.append(figure)
+        return figures
+
+    def render(self, shell: Any, limit: int) -> list[RenderedFigure]:
+        """PNG each changed figure (at most `limit`), show it to the user, close it.
+
+        Closing stops the inline backend from showing it a second time at the end of
+        the cell. With an interactive backend (widgets, GUI windows) the figure is live
+        on screen already, so it is neither re-shown nor closed.
+        """
+        figures = self.changed()[:limit]
+        plt = sys.modules.get("matplotlib.pyplot")
+        static = plt is not None and _static_backend(plt)
+        rendered = []
+        for figure in figures:
+            item = _render_png(figure)
+            rendered.append(item)
+            if static and plt is not None:
+                if item.png is not None:
+                    publish(shell, {"image/png": item.png, "text/plain": repr(figure)})
+                plt.close(figure)
+        return rendered
+
+
+def _open_figures() -> list[Any]:
+    """pyplot's open figures by number, without making any of them current."""
+    if sys.modules.get("matplotlib.pyplot") is None:
+        return []
+    helpers = sys.modules.get("matplotlib._pylab_helpers")
+    if helpers is None:
+        return []
+    managers = sorted(helpers.Gcf.get_all_fig_managers(), key=lambda manager: manager.num)
+    return [manager.canvas.figure for manager in managers]
+
+
+def _static_backend(plt: Any) -> bool:
+    """Whether the backend only draws on request (Agg, inline) rather than live."""
+    backend = str(plt.get_backend()).lower()
+    return any(backend.startswith(name) for name in _STATIC_BACKENDS)
+
+
+def _render_png(figure: Any) -> RenderedFigure:
+    buffer = io.BytesIO()
+    try:
+        figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    except Exception as exc:
+        return RenderedFigure(figure, None, f"{type(exc).__name__}: {exc}")
+    return RenderedFigure(figure, base64.b64encode(buffer.getvalue()).decode("ascii"))

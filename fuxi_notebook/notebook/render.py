@@ -1,0 +1,208 @@
+"""Renderers: how a `%%fuxi` run shows up in JupyterLab, a terminal, or a headless run.
+
+- `LiveRenderer` (a frontend that can click): one display, updated at most ~20 times a
+  second with the live markdown view; approval cards with buttons (`approval_widgets`).
+- `TextRenderer` (terminal IPython): prints as it streams; asks y/n/a at the prompt.
+- `HeadlessRenderer` (nbclient, papermill, `jupyter execute`): shows nothing live and
+  never waits; only the final outputs, so re-runs produce exactly the same cells.
+Every renderer ends with the same final outputs (plain transcript + session record).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from IPython.display import display
+
+from ..options import ToolPermissionContext
+from ..types import AssistantMessage, Message, StreamEvent, ToolUseBlock, UserMessage
+from .view import LiveView, tool_summary
+
+__all__ = ["Answer", "Coalescer", "HeadlessRenderer", "LiveRenderer", "Renderer", "TextRenderer"]
+
+#: An approval answer: ("allow" | "always" | "deny", reason, updated_input)
+Answer = tuple[str, str | None, dict[str, Any] | None]
+UPDATE_INTERVAL = 0.05  # seconds: at most ~20 updates a second reach the browser
+
+
+class Renderer(Protocol):
+    """What the controller needs from a renderer."""
+
+    interactive: bool
+    wants_partial: bool
+    view: LiveView
+
+    def start(self, prompt: str) -> None: ...
+
+    def on_message(self, message: Message) -> None: ...
+
+    async def ask(self, tool_name: str, tool_input: dict[str, Any],
+                  context: ToolPermissionContext) -> Answer: ...
+
+    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None: ...
+
+
+class Coalescer:
+    """Calls `flush` at most once per `interval`, and always for the latest state."""
+
+    def __init__(self, flush: Callable[[], None], interval: float = UPDATE_INTERVAL) -> None:
+        self._flush = flush
+        self.interval = interval
+        self._last = 0.0
+        self._pending: asyncio.TimerHandle | None = None
+        self.flushes = 0
+
+    def poke(self) -> None:
+        """Something changed: draw now, or once the interval has passed."""
+        if self._pending is not None:
+            return
+        wait = self._last + self.interval - time.monotonic()
+        if wait <= 0:
+            self._fire()
+        else:
+            self._pending = asyncio.get_running_loop().call_later(wait, self._fire)
+
+    def _fire(self) -> None:
+        self._pending = None
+        self._last = time.monotonic()
+        self.flushes += 1
+        self._flush()
+
+    def close(self) -> None:
+        """Cancel a pending draw (the caller draws the final state itself)."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+
+
+class LiveRenderer:
+    """JupyterLab / Notebook 7 / VS Code: a live display and approval buttons."""
+
+    interactive = True
+    wants_partial = True
+
+    def __init__(self) -> None:
+        self.view = LiveView()
+        self._handle: Any = None
+        self._drawn = -1
+        self.coalescer = Coalescer(self._draw)
+
+    def start(self, prompt: str) -> None:
+        self._handle = display(self._bundle(), raw=True, display_id=True)
+
+    def _bundle(self) -> dict[str, str]:
+        return {"text/markdown": self.view.markdown(), "text/plain": self.view.text()}
+
+    def _draw(self) -> None:
+        if self._handle is not None and self._drawn != self.view.version:
+            self._drawn = self.view.version
+            self._handle.update(self._bundle(), raw=True)
+
+    def on_message(self, message: Message) -> None:
+        self.view.apply(message)
+        self.coalescer.poke()
+
+    async def ask(self, tool_name: str, tool_input: dict[str, Any],
+                  context: ToolPermissionContext) -> Answer:
+        from .approval_widgets import ask_with_buttons
+
+        self.view.mark_asking(context.tool_use_id, True)
+        self._draw()
+        try:
+            return await ask_with_buttons(tool_name, tool_input, context)
+        finally:
+            self.view.mark_asking(context.tool_use_id, False)
+            self.coalescer.poke()
+
+    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        self.coalescer.close()
+        if self._handle is None:
+            display(data, raw=True, metadata=metadata)
+        else:
+            self._handle.update(data, raw=True, metadata=metadata)
+
+
+class HeadlessRenderer:
+    """No one can click: nothing live, never waits, only the final outputs."""
+
+    interactive = False
+    wants_partial = False
+
+    def __init__(self) -> None:
+        self.view = LiveView()
+
+    def start(self, prompt: str) -> None:
+        pass
+
+    def on_message(self, message: Message) -> None:
+        self.view.apply(message)
+
+    async def ask(self, tool_name: str, tool_input: dict[str, Any],
+                  context: ToolPermissionContext) -> Answer:
+        raise AssertionError("a headless run never asks")  # can_use_tool is not set
+
+    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        display(data, raw=True, metadata=metadata)
+
+
+class TextRenderer:
+    """Terminal IPython: prints as it streams and asks at the prompt."""
+
+    interactive = True
+    wants_partial = True
+
+    def __init__(self, write: Callable[[str], Any] | None = None,
+                 read: Callable[[str], str] = input) -> None:
+        self.view = LiveView()
+        self._write = write or sys.stdout.write
+        self._read = read
+        self._open_text = False
+
+    def start(self, prompt: str) -> None:
+        pass
+
+    def on_message(self, message: Message) -> None:
+        self.view.apply(message)
+        if isinstance(message, StreamEvent):
+            delta = message.event.get("delta") or {}
+            if delta.get("type") == "text_delta":
+                self._write(delta["text"])
+                self._open_text = True
+            return
+        if isinstance(message, AssistantMessage) and isinstance(message.content[0],
+                                                                ToolUseBlock):
+            block = message.content[0]
+            self._line(f"→ {block.name} {tool_summary(block.name, block.input)}")
+        elif isinstance(message, UserMessage) and isinstance(message.content, list):
+            card = self.view.cards.get(getattr(message.content[0], "tool_use_id", ""))
+            if card is not None:
+                first = (card.result or "").strip().splitlines()[:3]
+                self._line(f"  {card.status}" + "".join(f"\n  │ {line}" for line in first))
+
+    def _line(self, text: str) -> None:
+        if self._open_text:
+            self._write("\n")
+            self._open_text = False
+        self._write(text + "\n")
+
+    async def ask(self, tool_name: str, tool_input: dict[str, Any],
+                  context: ToolPermissionContext) -> Answer:
+        detail = tool_input.get("command") or tool_input.get("code") or tool_input
+        why = f" ({context.decision_reason})" if context.decision_reason else ""
+        self._line(f"? Allow {tool_name}{why}:\n{detail}")
+        reply = self._read("  [y]es / [a]lways / [n]o: ").strip().lower()
+        if reply in ("y", "yes"):
+            return "allow", None, None
+        if reply in ("a", "always"):
+            return "always", None, None
+        reason = self._read("  reason (optional): ").strip() if reply else ""
+        return "deny", reason or None, None
+
+    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        if self._open_text:
+            self._write("\n")
+        display(data, raw=True, metadata=metadata)

@@ -1,0 +1,224 @@
+"""The live view's model: what the run has shown so far, rendered to markdown or text.
+
+It folds the message stream (text deltas, thinking, tool calls and results, the
+result) into items and renders them on demand; renderers decide when (coalesced).
+Pure Python: no IPython here, so it is cheap to test.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import (
+    AssistantMessage,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+__all__ = ["LiveView", "ToolCard", "tool_summary"]
+
+_RESULT_PREVIEW_LINES = 20
+_RESULT_PREVIEW_CHARS = 3000
+_KEY_FIELDS = ("command", "file_path", "pattern", "code", "name", "url", "notebook_path")
+
+
+def tool_summary(name: str, tool_input: dict[str, Any]) -> str:
+    """The most telling input field of a call, on one line."""
+    for key in _KEY_FIELDS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            first = value.strip().splitlines()[0] if value.strip() else value
+            return first if len(first) <= 120 else first[:117] + "…"
+    text = json.dumps(tool_input, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "…"
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if block.get("type") == "text":
+                parts.append(block.get("text", ""))
+            elif block.get("type") == "image":
+                parts.append("[image]")
+        return "\n".join(parts)
+    return ""
+
+
+def _fold(text: str) -> tuple[str, int]:
+    """The first lines of a long result and how many lines were left out."""
+    lines = text.splitlines()
+    shown = "\n".join(lines[:_RESULT_PREVIEW_LINES])[:_RESULT_PREVIEW_CHARS]
+    return shown, max(0, len(lines) - _RESULT_PREVIEW_LINES)
+
+
+def _diff(name: str, tool_input: dict[str, Any]) -> str | None:
+    if name == "Edit":
+        old, new = tool_input.get("old_string", ""), tool_input.get("new_string", "")
+    elif name == "Write":
+        old, new = "", tool_input.get("content", "")
+    else:
+        return None
+    path = tool_input.get("file_path", "file")
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}",
+                                 lineterm="")
+    text = "\n".join(lines)
+    return text[:_RESULT_PREVIEW_CHARS] if text else None
+
+
+@dataclass
+class ToolCard:
+    """One tool call as the user sees it."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    started: float = field(default_factory=time.monotonic)
+    duration: float | None = None
+    result: str | None = None
+    is_error: bool = False
+    decision: str | None = None
+
+    @property
+    def status(self) -> str:
+        if self.result is None:
+            return "waiting for approval…" if self.decision == "asking" else "running…"
+        mark = "✗ error" if self.is_error else "✓"
+        return f"{mark} · {self.duration or 0:.1f} s"
+
+    def markdown(self) -> str:
+        head = f"**{self.name}** `{tool_summary(self.name, self.input)}` — {self.status}"
+        body = []
+        diff = _diff(self.name, self.input)
+        if diff:
+            body.append(f"```diff\n{diff}\n```")
+        elif self.name == "Python" and isinstance(self.input.get("code"), str):
+            body.append(f"```python\n{self.input['code'][:_RESULT_PREVIEW_CHARS]}\n```")
+        if self.result is not None:
+            shown, more = _fold(self.result)
+            note = f"\n… ({more} more lines)" if more else ""
+            body.append(f"```\n{shown}{note}\n```")
+        inner = "\n\n".join(body)
+        return f"<details><summary>{head}</summary>\n\n{inner}\n\n</details>" if inner else head
+
+
+@dataclass
+class LiveView:
+    """Items shown so far; `version` changes whenever there is something new to draw."""
+
+    items: list[Any] = field(default_factory=list)
+    cards: dict[str, ToolCard] = field(default_factory=dict)
+    status: str = "starting…"
+    version: int = 0
+    result: ResultMessage | None = None
+    _streaming: dict[int, list[str]] = field(default_factory=dict)
+
+    def apply(self, message: Message) -> None:
+        """Fold one message in."""
+        if isinstance(message, StreamEvent):
+            self._stream(message.event)
+        elif isinstance(message, AssistantMessage):
+            self._assistant(message)
+        elif isinstance(message, UserMessage):
+            self._tool_results(message)
+        elif isinstance(message, ResultMessage):
+            self.result = message
+            self.status = self._result_status(message)
+        elif isinstance(message, SystemMessage) and message.subtype == "informational":
+            self.items.append(["note", str(message.data.get("content", ""))])
+        self.version += 1
+
+    def _stream(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self._streaming = {}
+        elif kind == "content_block_start":
+            block = event["content_block"]
+            if block.get("type") in ("text", "thinking"):
+                item = [block["type"], ""]
+                self.items.append(item)
+                self._streaming[event["index"]] = item
+        elif kind == "content_block_delta":
+            item = self._streaming.get(event["index"])
+            delta = event["delta"]
+            if item is not None:
+                item[1] += delta.get("text", "") or delta.get("thinking", "")
+
+    def _assistant(self, message: AssistantMessage) -> None:
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                card = ToolCard(block.id, block.name, block.input)
+                self.cards[block.id] = card
+                self.items.append(["tool", card])
+            elif isinstance(block, TextBlock) and not self._streamed("text", block.text):
+                self.items.append(["text", block.text])
+            elif isinstance(block, ThinkingBlock) and not self._streamed("thinking",
+                                                                         block.thinking):
+                self.items.append(["thinking", block.thinking])
+
+    def _streamed(self, kind: str, text: str) -> bool:
+        return any(item[0] == kind and item[1] == text for item in self._streaming.values())
+
+    def _tool_results(self, message: UserMessage) -> None:
+        for block in message.content if isinstance(message.content, list) else []:
+            if isinstance(block, ToolResultBlock) and block.tool_use_id in self.cards:
+                card = self.cards[block.tool_use_id]
+                card.result = _result_text(block.content)
+                card.is_error = bool(block.is_error)
+                card.duration = time.monotonic() - card.started
+
+    def mark_asking(self, tool_use_id: str | None, asking: bool) -> None:
+        card = self.cards.get(tool_use_id or "")
+        if card is not None:
+            card.decision = "asking" if asking else None
+            card.started = time.monotonic()
+            self.version += 1
+
+    @staticmethod
+    def _result_status(result: ResultMessage) -> str:
+        usage = result.usage or {}
+        tokens = (f"{usage.get('input_tokens', 0) + usage.get('cache_read_input_tokens', 0)}"
+                  f" in / {usage.get('output_tokens', 0)} out")
+        cost = f"${result.total_cost_usd:.4f}" if result.total_cost_usd is not None else "$?"
+        return f"{result.subtype} · {result.num_turns} turns · {tokens} tokens · {cost}"
+
+    def markdown(self) -> str:
+        """The whole view as markdown (JupyterLab renders `<details>` as collapsibles)."""
+        parts = []
+        for kind, value in self.items:
+            if kind == "text" and value:
+                parts.append(value)
+            elif kind == "thinking" and value:
+                parts.append(f"<details><summary>💭 Thinking</summary>\n\n{value}\n\n</details>")
+            elif kind == "tool":
+                parts.append(value.markdown())
+            elif kind == "note":
+                parts.append(f"> {value}")
+        parts.append(f"*{self.status}*")
+        return "\n\n".join(parts)
+
+    def text(self) -> str:
+        """The whole view as plain text."""
+        parts = []
+        for kind, value in self.items:
+            if kind == "tool":
+                result = f"\n  {(value.result or '')[:500]}" if value.result else ""
+                parts.append(f"[{value.name}] {tool_summary(value.name, value.input)} "
+                             f"({value.status}){result}")
+            elif value:
+                parts.append(value if kind != "thinking" else f"(thinking) {value[:200]}")
+        parts.append(f"[{self.status}]")
+        return "\n".join(parts)

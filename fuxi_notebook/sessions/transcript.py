@@ -1,0 +1,313 @@
+"""A readable transcript of a session record, as markdown or plain text.
+
+This is what a `%%fuxi` cell leaves visible once the live widgets are gone, and what nbval
+compares, so it is built from the record alone and holds nothing that changes between runs
+(no costs, no timings). Both renderings come from the same list of parts, so they always
+say the same thing; only the syntax differs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
+from .record import ApprovalRecord, ResultSummary, SessionRecord
+
+__all__ = ["render_transcript", "render_transcript_text"]
+
+#: Input fields that say most about a call, best first.
+_TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
+                   "path", "name", "description", "prompt")
+_LANGS = {"command": "bash", "code": "python"}
+_SUMMARY_CHARS = 120
+_REMINDER = "<system-reminder>"
+
+
+@dataclass(frozen=True)
+class _Tool:
+    """One tool call with everything shown about it."""
+
+    name: str
+    summary: str
+    detail: str | None  # the full input when the summary cannot hold it, or a diff
+    detail_lang: str
+    approvals: tuple[ApprovalRecord, ...]
+    result: str | None  # None when the record has no result for the call
+    is_error: bool
+
+
+#: (kind, payload): kind is prompt | text | thinking | user | tool | end.
+_Part = tuple[str, Any]
+#: (one-line summary, full detail or None, language of the detail's code block)
+_Described = tuple[str, str | None, str]
+
+
+def render_transcript(record: SessionRecord, *, max_result_chars: int = 2000) -> str:
+    """Markdown: the prompt quoted, the model's text, tool calls with their results."""
+    return "\n\n".join(_markdown(p) for p in _parts(record, max_result_chars))
+
+
+def render_transcript_text(record: SessionRecord, *, max_result_chars: int = 2000) -> str:
+    """The same transcript as plain text, for terminals and `text/plain`."""
+    return "\n\n".join(_plain(p) for p in _parts(record, max_result_chars))
+
+
+# -- the parts, shared by both renderings ---------------------------------------------------
+
+def _parts(record: SessionRecord, cap: int) -> list[_Part]:
+    results = _results_by_id(record.messages)
+    approvals = _approvals_by_id(record.approvals)
+    parts: list[_Part] = [("prompt", record.prompt)]
+    seen: set[str] = set()
+    for index, message in enumerate(record.messages):
+        if message["role"] == "user":
+            if index > 0:
+                parts.extend(("user", t) for t in _user_texts(message["content"]))
+            continue
+        for wire in _blocks(message["content"]):
+            part = _assistant_part(wire, results, approvals, cap)
+            if part is not None:
+                parts.append(part)
+                if part[0] == "tool":
+                    seen.add(wire["id"])
+    for tool_use_id, orphans in approvals.items():
+        if tool_use_id not in seen:
+            notes = "; ".join(_approval_note(a, str) for a in orphans)
+            parts.append(("user", f"{orphans[0].tool_name} call not recorded: {notes}"))
+    parts.append(("end", record.result))
+    return parts
+
+
+def _assistant_part(wire: dict[str, Any], results: dict[str, tuple[str, bool]],
+                    approvals: dict[str, list[ApprovalRecord]], cap: int) -> _Part | None:
+    if wire.get("type") == "redacted_thinking":
+        return ("thinking", "(redacted by the API)")
+    if wire.get("type") == "tool_use" and not _well_formed_call(wire):
+        return None
+    block = block_from_wire(wire)
+    if isinstance(block, TextBlock):
+        return ("text", block.text) if block.text.strip() else None
+    if isinstance(block, ThinkingBlock):
+        return ("thinking", block.thinking)
+    if isinstance(block, ToolUseBlock):
+        return ("tool", _tool(block, results.get(block.id), approvals.get(block.id, []), cap))
+    return None
+
+
+def _well_formed_call(wire: dict[str, Any]) -> bool:
+    """A saved notebook may have been edited by hand; render what makes sense, skip the rest."""
+    return (isinstance(wire.get("id"), str) and isinstance(wire.get("name"), str)
+            and isinstance(wire.get("input", {}), dict))
+
+
+def _tool(block: ToolUseBlock, result: tuple[str, bool] | None,
+          approvals: list[ApprovalRecord], cap: int) -> _Tool:
+    summary, detail, lang = _describe_input(block.name, block.input, cap)
+    text, is_error = result if result is not None else (None, False)
+    if text is not None:
+        text = _cap(text, cap) if text.strip() else "(no output)"
+    return _Tool(name=block.name, summary=summary, detail=detail, detail_lang=lang,
+                 approvals=tuple(approvals), result=text, is_error=is_error)
+
+
+def _describe_input(name: str, tool_input: dict[str, Any], cap: int) -> _Described:
+    """(one-line summary, optional full detail, detail language) for a call's input."""
+    if name in ("Edit", "Write") and isinstance(tool_input.get("file_path"), str):
+        return tool_input["file_path"], _cap(_edit_diff(name, tool_input), cap), "diff"
+    for field in _TELLING_FIELDS:
+        value = tool_input.get(field)
+        if isinstance(value, str) and value.strip():
+            lines = value.strip().splitlines()
+            summary = _one_line(lines[0], more=len(lines) > 1)
+            detail = _cap(value.strip(), cap) if len(lines) > 1 else None
+            return summary, detail, _LANGS.get(field, "")
+    compact = json.dumps(tool_input, ensure_ascii=False, separators=(",", ":"))
+    return _one_line(compact, more=False), None, ""
+
+
+def _edit_diff(name: str, tool_input: dict[str, Any]) -> str:
+    """A unified diff of what an Edit or Write does to the file."""
+    path = tool_input["file_path"]
+    if name == "Write":
+        old, new = "", str(tool_input.get("content", ""))
+    else:
+        old, new = str(tool_input.get("old_string", "")), str(tool_input.get("new_string", ""))
+    diff = difflib.unified_diff(old.splitlines(), new.splitlines(),
+                                fromfile=f"a/{path.lstrip('/')}", tofile=f"b/{path.lstrip('/')}",
+                                lineterm="")
+    text = "\n".join(diff)
+    if tool_input.get("replace_all"):
+        text += "\n(all occurrences)"
+    return text
+
+
+def _one_line(text: str, *, more: bool) -> str:
+    if len(text) > _SUMMARY_CHARS:
+        return text[:_SUMMARY_CHARS] + "…"
+    return text + " …" if more else text
+
+
+def _cap(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    return f"{text[:cap]}\n… ({len(text) - cap} more characters)"
+
+
+def _blocks(content: str | list[Any]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)]
+
+
+def _user_texts(content: str | list[Any]) -> list[str]:
+    """Text the user side added after the prompt (not tool results or hook reminders)."""
+    return [b["text"] for b in _blocks(content) if b.get("type") == "text"
+            and isinstance(b.get("text"), str) and b["text"].strip()
+            and not b["text"].lstrip().startswith(_REMINDER)]
+
+
+def _results_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, bool]]:
+    found: dict[str, tuple[str, bool]] = {}
+    for message in messages:
+        if message["role"] != "user":
+            continue
+        for block in _blocks(message["content"]):
+            if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                found[block["tool_use_id"]] = (_result_text(block.get("content")),
+                                               bool(block.get("is_error")))
+    return found
+
+
+def _result_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    pieces = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            pieces.append(str(block.get("text", "")))
+        elif isinstance(block, dict):
+            pieces.append(f"[{block.get('type', 'block')}]")
+    return "\n".join(pieces)
+
+
+def _approvals_by_id(approvals: list[ApprovalRecord]) -> dict[str, list[ApprovalRecord]]:
+    found: dict[str, list[ApprovalRecord]] = {}
+    for approval in approvals:
+        found.setdefault(approval.tool_use_id, []).append(approval)
+    return found
+
+
+_VERBS = {"allow": "allowed", "always_allow": "always allowed", "deny": "denied"}
+_WHO = {"user": "by you", "rule": "by rule", "policy": "by policy", "replay": "on replay"}
+
+
+def _approval_note(approval: ApprovalRecord, code: Callable[[str], str]) -> str:
+    """E.g. `allowed by you`, `denied by policy: outside the project`."""
+    note = f"{_VERBS[approval.decision]} {_WHO[approval.source]}"
+    if approval.rule and approval.source == "rule":
+        note += f" {code(approval.rule)}"
+    elif approval.rule:
+        note += f", rule {code(approval.rule)}"
+    return note + (f": {approval.reason}" if approval.reason else "")
+
+
+# -- markdown ---------------------------------------------------------------------------------
+
+def _markdown(part: _Part) -> str:
+    kind, payload = part
+    if kind == "prompt":
+        return _quote(payload)
+    if kind == "text":
+        return payload.strip()
+    if kind == "thinking":
+        return f"<details><summary>Thinking</summary>\n\n{payload.strip()}\n\n</details>"
+    if kind == "user":
+        return _quote(payload)
+    if kind == "tool":
+        return _markdown_tool(payload)
+    return _ending(payload, bold=True)
+
+
+def _markdown_tool(tool: _Tool) -> str:
+    header = f"**{tool.name}** {_code_span(tool.summary)}"
+    header += "".join(f" ({_approval_note(a, _code_span)})" for a in tool.approvals)
+    if tool.is_error:
+        header += " ❌ error"
+    lines = [header]
+    if tool.detail:
+        lines.append(_fence(tool.detail, tool.detail_lang))
+    lines.append(_fence(tool.result) if tool.result is not None else "*(no result recorded)*")
+    return "\n\n".join(lines)
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.strip().splitlines()) or ">"
+
+
+def _code_span(text: str) -> str:
+    """Inline code that survives backticks inside `text`."""
+    ticks = "`" * (_longest_run(text, "`") + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _fence(text: str, lang: str = "") -> str:
+    """A fenced code block that survives fences inside `text`."""
+    ticks = "`" * max(3, _longest_run(text, "`") + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def _longest_run(text: str, char: str) -> int:
+    longest = run = 0
+    for c in text:
+        run = run + 1 if c == char else 0
+        longest = max(longest, run)
+    return longest
+
+
+def _ending(result: ResultSummary, *, bold: bool) -> str:
+    """`Done · success · 4 turns`, or `Stopped · error_max_turns · 3 turns` with errors."""
+    word = "Stopped" if result.is_error else "Done"
+    turns = f"{result.num_turns} turn{'' if result.num_turns == 1 else 's'}"
+    line = f"{f'**{word}**' if bold else word} · {result.subtype} · {turns}"
+    if result.errors:
+        line += "\n" + "\n".join(f"- {e}" for e in result.errors)
+    return line
+
+
+# -- plain text -------------------------------------------------------------------------------
+
+def _plain(part: _Part) -> str:
+    kind, payload = part
+    render: dict[str, Callable[[Any], str]] = {
+        "prompt": lambda p: _indent(p.strip(), "> "),
+        "text": lambda p: p.strip(),
+        "thinking": lambda p: "Thinking:\n" + _indent(p.strip(), "  "),
+        "user": lambda p: _indent(p.strip(), "> "),
+        "tool": _plain_tool,
+        "end": lambda p: _ending(p, bold=False),
+    }
+    return render[kind](payload)
+
+
+def _plain_tool(tool: _Tool) -> str:
+    header = f"{tool.name}: {tool.summary}"
+    header += "".join(f" ({_approval_note(a, str)})" for a in tool.approvals)
+    if tool.is_error:
+        header += " ❌ error"
+    lines = [header]
+    if tool.detail:
+        lines.append(_indent(tool.detail, "    "))
+    result = tool.result if tool.result is not None else "(no result recorded)"
+    lines.append("  ⎿ " + _indent(result, "    ").removeprefix("    "))
+    return "\n".join(lines)
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line else prefix.rstrip() for line in text.splitlines())

@@ -1,0 +1,246 @@
+"""`%%fuxi` in a real ipykernel, talking to the fake Messages API through ANTHROPIC_BASE_URL."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook.testing import FakeMessagesServer, Fault, Turn, text, tool_use
+
+from .kernel_harness import KernelHarness
+
+
+@pytest.fixture(scope="module")
+def api():
+    with FakeMessagesServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def kernel(api, tmp_path_factory):
+    work = tmp_path_factory.mktemp("kernel-work")
+    harness = KernelHarness(cwd=str(work), env={
+        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test-key-for-the-kernel-0001",
+        "FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5", "MPLBACKEND": "Agg",
+        "FUXI_STALL_TIMEOUT": "30"})
+    loaded = harness.run("%load_ext fuxi_notebook")
+    assert loaded.status == "ok", loaded.messages
+    harness.work = work
+    yield harness
+    harness.close()
+
+
+@pytest.fixture
+def fresh(kernel, api):
+    """A clean script and a new conversation for each test."""
+    api.reset()
+    kernel.run("%fuxi reset")
+    return kernel
+
+
+def _record(result):
+    return result.final(RECORD_MIME)["data"][RECORD_MIME]
+
+
+def test_load_ext_is_fast_and_help_shows_usage(tmp_path):
+    fresh_kernel = KernelHarness(cwd=str(tmp_path), env={"FUXI_BLOCK_REAL_API": "1"})
+    try:
+        timing = fresh_kernel.run(
+            "import time, sys\nt = time.perf_counter()\n%load_ext fuxi_notebook\n"
+            "print(time.perf_counter() - t, 'anthropic' in sys.modules)")
+        assert timing.status == "ok", timing.messages
+        seconds, heavy = timing.stdout.split()
+        assert float(seconds) < 0.3 and heavy == "False"  # PRODUCT.md budget; no anthropic
+        helped = fresh_kernel.run("%%fuxi?\n")
+        text_out = json.dumps(helped.reply["content"].get("payload"))  # help goes to the pager
+        assert "--max-budget-usd" in text_out and "Examples" in text_out
+    finally:
+        fresh_kernel.close()
+
+
+@pytest.mark.parametrize(("line", "needle"), [
+    ("--max-turns 0", "positive integer"),
+    ("--permission-mode yolo", "invalid choice"),
+    ("--teleport", "unknown option"),
+    ("--allowed-tools 'Bash(('", "unbalanced"),
+    ("--allowed-tools 'Read(,'", "unbalanced"),
+])
+def test_bad_options_are_usage_errors_without_traceback(fresh, line, needle):
+    result = fresh.run(f"%%fuxi {line}\nhello")
+    assert result.status == "error"
+    assert result.reply["content"]["ename"] == "UsageError"
+    assert needle in result.reply["content"]["evalue"]
+    assert not any("Traceback" in "".join(m["content"].get("traceback", []))
+                   for m in result.messages if m["msg_type"] == "error")
+
+
+def test_empty_prompt_and_bad_config_value(fresh):
+    empty = fresh.run("%%fuxi\n\n")
+    assert empty.reply["content"]["ename"] == "UsageError"
+    rule = fresh.run("%%fuxi --allowed-tools 'Agent(model:opus)'\nhi")
+    assert rule.reply["content"]["ename"] == "UsageError"
+    assert "does not take a specifier" in rule.reply["content"]["evalue"]
+
+
+def test_headless_run_leaves_a_transcript_record_and_result(fresh, api):
+    api.add(Turn([text("Hello from **Fuxi**.")]))
+    result = fresh.run("%%fuxi\nSay hello")
+    assert result.status == "ok", result.messages
+    final = result.final(RECORD_MIME)
+    assert "Hello from **Fuxi**." in final["data"]["text/markdown"]
+    assert "Hello from" in final["data"]["text/plain"]
+    record = final["data"][RECORD_MIME]
+    assert record["version"] == 1 and record["prompt"] == "Say hello"
+    assert record["result"]["subtype"] == "success"
+    assert "cost_usd" in final["metadata"]["fuxi"]  # volatile values live in metadata
+    assert not result.updates  # headless: only final outputs, no display updates
+    assert fresh.run("print(_fuxi.result.result)").stdout.strip() == "Hello from **Fuxi**."
+    # secrets never reach the notebook
+    assert "sk-ant-test-key" not in json.dumps(result.messages, default=str)
+
+
+def test_consecutive_cells_continue_one_conversation_and_new_starts_fresh(fresh, api):
+    api.add(Turn([text("first")]), Turn([text("second")]), Turn([text("third")]))
+    first = _record(fresh.run("%%fuxi\none"))
+    second = _record(fresh.run("%%fuxi\ntwo"))
+    third = _record(fresh.run("%%fuxi --new\nthree"))
+    roles = [m["role"] for m in api.requests[1]["messages"]]
+    assert roles == ["user", "assistant", "user"]
+    assert len(api.requests[2]["messages"]) == 1
+    assert second["parent"] == first["cell_id"] and second["session_id"] == first["session_id"]
+    assert third["parent"] is None and third["session_id"] != first["session_id"]
+    # each cell stores only its own turns
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant"]
+    summary = fresh.run("%fuxi").displays[0]["data"]["text/plain"]
+    assert "model claude-sonnet-5-5" in summary and "$" in summary
+
+
+def test_headless_never_waits_and_explains_how_to_allow(fresh, api):
+    api.add(Turn([tool_use("Bash", {"command": "touch made-by-agent"})]), Turn([text("ok")]))
+    result = fresh.run("%%fuxi\nmake a file")
+    assert result.status == "ok"
+    denied = api.requests[1]["messages"][-1]["content"][0]
+    assert denied["is_error"] and "allowed_tools" in denied["content"]
+    assert not (fresh.work / "made-by-agent").exists()
+    approvals = _record(result)["approvals"]
+    assert approvals[0]["source"] == "policy" and approvals[0]["decision"] == "deny"
+
+
+def test_allowed_tools_option_lets_the_command_run(fresh, api):
+    api.add(Turn([tool_use("Bash", {"command": "touch made-by-agent"})]), Turn([text("ok")]))
+    result = fresh.run('%%fuxi --allowed-tools "Read,Bash(touch *)" --max-turns 3\nmake it')
+    assert result.status == "ok"
+    assert (fresh.work / "made-by-agent").exists()
+
+
+def test_config_defaults_apply_to_later_cells(fresh, api):
+    api.add(Turn([text("ok")]))
+    shown = fresh.run("%fuxi config --model claude-haiku-5-5 --effort low")
+    assert "claude-haiku-5-5" in shown.displays[0]["data"]["text/plain"]
+    fresh.run("%%fuxi\nhi")
+    assert api.requests[0]["model"] == "claude-haiku-5-5"
+    assert api.requests[0]["output_config"] == {"effort": "low"}
+    fresh.run("%fuxi config --model claude-sonnet-5-5")
+    bad = fresh.run("%fuxi config --new")
+    assert bad.reply["content"]["ename"] == "UsageError"
+
+
+def test_python_tool_works_in_the_live_namespace(fresh, api):
+    fresh.run("import pandas as pd\nsales = pd.DataFrame({'month': [1, 2], 'total': [10, 32]})")
+    api.add(Turn([tool_use("Variables", {}),
+                  tool_use("Python", {"code": "grand = sales.total.sum()\ngrand"})]),
+            Turn([text("The grand total is 42.")]))
+    result = fresh.run("%%fuxi --allowed-tools Python\nWhat is the grand total of sales?")
+    assert result.status == "ok", result.messages
+    context = api.requests[0]["messages"][0]["content"][0]["text"]
+    assert "Kernel context" in context and "sales" in context
+    variables, python = api.requests[1]["messages"][-1]["content"]
+    assert "sales" in variables["content"] and "DataFrame" in variables["content"]
+    assert "42" in json.dumps(python["content"])
+    assert fresh.run("print(grand)").stdout.strip() == "42"
+
+
+def test_python_tool_is_denied_unless_allowed(fresh, api):
+    api.add(Turn([tool_use("Python", {"code": "boom = 1"})]), Turn([text("ok")]))
+    fresh.run("%%fuxi --allowed-tools 'Bash(*)'\ntry")
+    assert fresh.run("print('boom' in globals())").stdout.strip() == "False"
+
+
+def test_interrupt_during_a_stalled_stream_keeps_the_kernel_usable(fresh, api):
+    api.add(Fault(stall_seconds=20, cut_after_events=2), Turn([text("after")]))
+    msg_id = fresh.send("%%fuxi\nthis will stall")
+    fresh.wait_for(lambda m: m["parent_header"].get("msg_id") == msg_id
+                   and m["msg_type"] == "status" and m["content"]["execution_state"] == "busy")
+    time.sleep(1.0)  # let the request reach the stalled stream
+    started = time.monotonic()
+    fresh.interrupt()
+    result = fresh.wait(msg_id, timeout=15)
+    assert time.monotonic() - started < 5
+    assert result.status == "error"
+    record = _record(result)
+    assert record["result"]["errors"] == ["Interrupted by the user."]
+    after = fresh.run("print('still alive')")
+    assert after.stdout.strip() == "still alive"
+
+
+def test_interrupt_during_a_tool_kills_the_process_group(fresh, api):
+    api.add(Turn([tool_use("Bash", {"command": "sleep 30; touch too-late"})]),
+            Turn([text("after interrupt")]))
+    msg_id = fresh.send("%%fuxi --allowed-tools 'Bash(sleep *),Bash(touch *)'\nwait")
+    time.sleep(2.0)
+    fresh.interrupt()
+    result = fresh.wait(msg_id, timeout=15)
+    assert result.status == "error"
+    record = _record(result)
+    tool_results = [b for m in record["messages"] if m["role"] == "user"
+                    for b in m["content"] if b.get("type") == "tool_result"]
+    assert tool_results and "interrupted" in json.dumps(tool_results[-1])
+    follow = fresh.run("%%fuxi\ngo on")
+    assert follow.status == "ok"
+    sent = api.requests[-1]["messages"]
+    assert sent[-1]["content"][0]["type"] == "tool_result"  # the open call was answered
+    assert not (fresh.work / "too-late").exists()
+
+
+def test_approval_buttons_in_a_frontend_that_can_click(fresh, api):
+    api.add(Turn([tool_use("Bash", {"command": "touch clicked"})]), Turn([text("done")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi\nmake the file", cell_id="cell-abc")
+    fresh.click(fresh.button("Allow", after=mark))
+    result = fresh.wait(msg_id, timeout=30)
+    assert result.status == "ok", result.messages
+    assert (fresh.work / "clicked").exists()
+    record = _record(result)
+    assert record["approvals"][0]["decision"] == "allow"
+    assert record["approvals"][0]["source"] == "user"
+    assert result.updates  # the live view was updated, then replaced by the final outputs
+
+
+def test_deny_button_with_reason_never_runs_the_command(fresh, api):
+    api.add(Turn([tool_use("Bash", {"command": "touch denied-file"})]), Turn([text("ok")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi\nmake it", cell_id="cell-def")
+    fresh.click(fresh.button("Deny", after=mark))
+    result = fresh.wait(msg_id, timeout=30)
+    assert result.status == "ok"
+    assert not (fresh.work / "denied-file").exists()
+    answer = api.requests[1]["messages"][-1]["content"][0]
+    assert answer["is_error"] and "denied" in answer["content"]
+
+
+def test_ask_user_question_buttons(fresh, api):
+    question = {"questions": [{"question": "Which format?", "header": "Format",
+                               "multiSelect": False,
+                               "options": [{"label": "CSV", "description": "plain"},
+                                           {"label": "Parquet", "description": "columnar"}]}]}
+    api.add(Turn([tool_use("AskUserQuestion", question)]), Turn([text("Parquet it is")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi\nsave the data", cell_id="cell-q")
+    fresh.click(fresh.button("Parquet", after=mark))
+    result = fresh.wait(msg_id, timeout=30)
+    assert result.status == "ok"
+    answer = api.requests[1]["messages"][-1]["content"][0]
+    assert '"Which format?" = "Parquet"' in answer["content"]
