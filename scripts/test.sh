@@ -7,5 +7,23 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 .venv/bin/ruff check fuxi_notebook tests benchmarks
+# The real-browser tests (tests/browser) drive JupyterLab in Debian's chromium through
+# Playwright's executable_path; `playwright install` is never run (no browser downloads).
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" -eq 0 ]; then
+        apt_get=(env DEBIAN_FRONTEND=noninteractive apt-get)
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        apt_get=(sudo -n env DEBIAN_FRONTEND=noninteractive apt-get)
+    else
+        apt_get=()
+    fi
+    if [ ${#apt_get[@]} -gt 0 ]; then
+        "${apt_get[@]}" update -q
+        "${apt_get[@]}" install -y -q --no-install-recommends chromium
+    else
+        echo "NOTE: /usr/bin/chromium is missing and we are neither root nor have passwordless" \
+             "sudo: the browser tests (tests/browser) will be skipped." >&2
+    fi
+fi
 # pytest exits 5 when it collected no test: that is a failure here too (set -e).
 exec .venv/bin/python -m pytest "$@"

@@ -127,15 +127,15 @@ class NotebookAgent:
         self.session, self._key = fresh, key
         return fresh
 
-    def _cell_id(self, args: CellArgs, line: str, body: str, frontend: str) -> str:
-        """The cell's stable id; in a frontend, stamp `--id` into the cell's first line."""
+    def _cell_id(self, args: CellArgs) -> str:
+        """The cell's stable id: `--id`, else the frontend's cell id (the nbformat cell id,
+        which survives save, reload and reordering), else a fresh one."""
         if args.cell_id:
             return args.cell_id
-        cell_id = uuid.uuid4().hex[:8]
-        if frontend == "lab":
-            stamped = f"%%fuxi --id {cell_id} {line}".rstrip()
-            self.shell.set_next_input(f"{stamped}\n{body}", replace=True)
-        return cell_id
+        kernel = getattr(self.shell, "kernel", None)
+        parent = kernel.get_parent() if kernel is not None else None
+        cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
+        return str(cell_id) if cell_id else uuid.uuid4().hex[:8]
 
     async def run_cell(self, line: str, body: str) -> FuxiRun:
         """Run one `%%fuxi` cell."""
@@ -157,7 +157,7 @@ class NotebookAgent:
             session = self._session(options, args.new)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
-        cell_id = self._cell_id(args, line, body, frontend)
+        cell_id = self._cell_id(args)
         outcome = _CellRun(self, session, renderer, approvals, cell_id, args)
         return await outcome.play(body)
 

@@ -51,8 +51,15 @@ def transform_fuxi_cell(lines: list[str]) -> list[str]:
     if not (head == "%%fuxi" or head.startswith(("%%fuxi ", "%%fuxi\t"))):
         return lines
     body = "".join(lines[first + 1:])
+    if not body.strip():
+        return lines  # not a prompt yet: lets terminal IPython keep reading the cell
     target = "__import__('fuxi_notebook.notebook.extension', fromlist=['_']).run_fuxi_cell"
     return [f"await {target}({head[len('%%fuxi'):].strip()!r}, {body!r})\n"]
+
+
+# IPython's check_complete skips transformers marked like this, so it still sees a
+# `%%fuxi` cell magic and terminal IPython keeps reading lines until a blank one.
+transform_fuxi_cell.has_side_effects = True  # type: ignore[attr-defined]
 
 
 def _kernel_version_problem(shell: Any) -> str | None:
@@ -104,6 +111,9 @@ class FuxiMagics(Magics):
             %fuxi            # session: turns, tokens, cost
             %fuxi reset      # start a new conversation
         """
+        if not cell.strip():
+            raise UsageError("%%fuxi: the cell body is the prompt; write what the agent "
+                             "should do, e.g. '%%fuxi\nSummarise df'")
         raise UsageError("%%fuxi was not rewritten into an awaited cell: run "
                          "`%reload_ext fuxi_notebook` and run the cell again.")
 

@@ -58,19 +58,30 @@ class KernelContext:
         history = self.shell.user_ns.get("In")
         if not isinstance(history, list):
             return []
-        current = getattr(self.shell, "execution_count", len(history))
-        end = min(len(history), current)
         start = 1 if self._seen is None else self._seen + 1
         limit = FIRST_CALL_CELLS if self._seen is None else MAX_NEW_CELLS
-        self._seen = max(end - 1, self._seen or 0)
+        self._seen = max(len(history) - 1, self._seen or 0)
+        running = _running_cell(self.shell)
         raw = getattr(getattr(self.shell, "history_manager", None), "input_hist_raw", None)
         outputs = self.shell.user_ns.get("Out")
         cells = []
-        for number in range(start, end):
+        for number in range(start, len(history)):
             code = _cell_source(history, raw, number)
-            if code.strip() and not _is_agent_cell(code, history[number]):
-                cells.append(RanCell(number, code, _out_repr(outputs, number)))
+            if number == running or not code.strip() or _is_agent_cell(code, history[number]):
+                continue
+            cells.append(RanCell(number, code, _out_repr(outputs, number)))
         return cells[-limit:]
+
+
+def _running_cell(shell: Any) -> int | None:
+    """The execution count of the cell running now (the agent's own), if any.
+
+    IPython gives the display hook the running cell's result object for exactly the
+    duration of the cell; `In` already holds that cell, so it must be left out.
+    """
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    return count if isinstance(count, int) else None
 
 
 def _cell_source(history: list[Any], raw: Any, number: int) -> str:

@@ -94,7 +94,8 @@ class InsertCellTool:
     name = "InsertCell"
     description = (
         "Inserts a new code cell with the given code below the current cell in the user's "
-        "notebook, without running it; the cell appears when the current cell finishes. "
+        "notebook, without running it; the cell appears when the current cell finishes "
+        "(not if it ends in an error or is interrupted). "
         "Use it for code the user should keep, review or run themselves. One cell can be "
         "inserted per run: further calls in the same run are appended to that cell."
     )
@@ -119,11 +120,11 @@ class InsertCellTool:
         if not code.strip():
             raise ToolError("The cell code is empty; give the code to insert.")
         key = _execution_key(self.shell)
-        merged = self._pending is not None and self._pending[0] == key
-        text = f"{self._pending[1].rstrip()}\n\n{code}" if merged and self._pending else code
+        earlier = self._earlier_insertion(key)
+        text = f"{earlier.rstrip()}\n\n{code}" if earlier is not None else code
         self.shell.set_next_input(text, replace=False)
         self._pending = (key, text)
-        if merged:
+        if earlier is not None:
             return ToolOutput(
                 content="Appended this code to the cell already inserted in this run (only "
                 "one cell can be inserted per run). It was not run; it appears below the "
@@ -133,6 +134,29 @@ class InsertCellTool:
             content="Inserted a new code cell below the current cell. It was not run; it "
             "appears when the current cell finishes."
         )
+
+
+    def _earlier_insertion(self, key: tuple[Any, Any]) -> str | None:
+        """Code already inserted during this run, which the next insertion would replace.
+
+        ipykernel keeps one `set_next_input` payload per execution (in the payload
+        manager, cleared after each request) and JupyterLab honours only the first;
+        plain IPython only remembers the last text, so this tool's own record of the run
+        is the fallback. A `replace=True` payload rewrites the running cell itself (the
+        `%%fuxi` id stamp) and is not code to merge with.
+        """
+        manager = getattr(self.shell, "payload_manager", None)
+        try:
+            payloads = list(manager.read_payload()) if manager is not None else []
+        except Exception:
+            payloads = []
+        for payload in payloads:
+            if (isinstance(payload, dict) and payload.get("source") == "set_next_input"
+                    and not payload.get("replace")):
+                return str(payload.get("text", ""))
+        if self._pending is not None and self._pending[0] == key:
+            return self._pending[1]
+        return None
 
 
 def _execution_key(shell: Any) -> tuple[Any, Any]:

@@ -37,6 +37,7 @@ MAX_SECTION_CHARS = 20_000
 
 MAX_TRACEBACK_LINES = 40
 MAX_IMAGES = 8
+TICK_SECONDS = 0.1
 FILENAME_PREFIX = "<fuxi-python-"
 
 _FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
@@ -101,7 +102,7 @@ class PythonTool:
             raise ToolError("The Python tool cannot start another agent (`%%fuxi`) cell.")
         try:
             compiled = compile_code(self.shell, code)
-        except (SyntaxError, ValueError) as exc:
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             return ToolOutput(content=[_text_block(_syntax_error(exc))], is_error=True)
         capture = Capture(self.shell)
         figures = FigureWatch()
@@ -182,8 +183,26 @@ async def _evaluate(shell: Any, code: CodeType) -> Any:
     with _sigint_interrupts():
         result = eval(code, shell.user_global_ns, shell.user_ns)
     if code.co_flags & inspect.CO_COROUTINE:
-        result = await result
+        result = await _interruptible(result)
     return result
+
+
+async def _interruptible(awaitable: Any) -> Any:
+    """Await with a 100 ms ticker, so an interrupt is not stuck behind a long sleep.
+
+    ipykernel's SIGINT handler only schedules the cancellation with `call_soon`, which
+    does not wake the event loop; the ticker does (see jupyter-feasibility Q7).
+    """
+    ticker = asyncio.ensure_future(_tick())
+    try:
+        return await awaitable
+    finally:
+        ticker.cancel()
+
+
+async def _tick() -> None:
+    while True:
+        await asyncio.sleep(TICK_SECONDS)
 
 
 @contextmanager

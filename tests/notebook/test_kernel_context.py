@@ -11,11 +11,10 @@ def run(shell, *cells: str) -> None:
         assert result.success, result
 
 
-def fake_cell(shell, raw: str, parsed: str | None = None, *, finished: bool = True) -> None:
-    """Record a cell in history without executing it (e.g. a `%%fuxi` cell)."""
+def fake_cell(shell, raw: str, parsed: str | None = None) -> None:
+    """Record a finished cell in history without executing it (e.g. a `%%fuxi` cell)."""
     shell.history_manager.store_inputs(shell.execution_count, parsed or raw, raw)
-    if finished:
-        shell.execution_count += 1
+    shell.execution_count += 1
 
 
 def test_nothing_to_say_returns_none(shell):
@@ -52,11 +51,14 @@ def test_agent_cells_empty_cells_and_the_running_cell_are_skipped(shell):
     fake_cell(shell, "%%fuxi\nplot x", "get_ipython().run_cell_magic('fuxi', '', 'plot x\\n')")
     fake_cell(shell, "   \n")
     run(shell, "%who_ls")
-    fake_cell(shell, "%%fuxi\nnow", finished=False)
-    text = context.describe()
+    shell.user_ns["context"] = context
+    run(shell, "report = context.describe()")  # the agent's own cell, still running
+    text = shell.user_ns["report"]
     assert "[In 1]\nx = 1" in text and "[In 4]\n%who_ls\n[Out 4] ['x']" in text
-    assert "fuxi" not in text and "[In 2]" not in text and "[In 3]" not in text
-    assert "[In 5]" not in text
+    assert "plot x" not in text and "[In 2]" not in text and "[In 3]" not in text
+    assert "[In 5]" not in text and "report" not in text
+    run(shell, "y = 2")
+    assert context.describe().endswith("since your last turn:\n\n[In 6]\ny = 2")
 
 
 def test_long_cells_are_truncated_and_say_so(shell):

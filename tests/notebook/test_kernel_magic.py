@@ -214,6 +214,7 @@ def test_approval_buttons_in_a_frontend_that_can_click(fresh, api):
     assert result.status == "ok", result.messages
     assert (fresh.work / "clicked").exists()
     record = _record(result)
+    assert record["cell_id"] == "cell-abc"  # the frontend's cell id
     assert record["approvals"][0]["decision"] == "allow"
     assert record["approvals"][0]["source"] == "user"
     assert result.updates  # the live view was updated, then replaced by the final outputs
@@ -244,3 +245,35 @@ def test_ask_user_question_buttons(fresh, api):
     assert result.status == "ok"
     answer = api.requests[1]["messages"][-1]["content"][0]
     assert '"Which format?" = "Parquet"' in answer["content"]
+
+
+def test_interrupt_while_waiting_for_a_click(fresh, api):
+    api.add(Turn([tool_use("Bash", {"command": "touch never-approved"})]), Turn([text("ok")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi\nmake it", cell_id="cell-wait")
+    fresh.button("Allow", after=mark)  # the card is waiting
+    started = time.monotonic()
+    fresh.interrupt()
+    result = fresh.wait(msg_id, timeout=15)
+    assert time.monotonic() - started < 5
+    assert result.status == "error"
+    assert not (fresh.work / "never-approved").exists()
+    shown = json.dumps([c["data"] for c in result.updates], default=str)
+    assert "Interrupted while waiting to approve" in shown  # the card became plain text
+    assert fresh.run("print('next')").stdout.strip() == "next"
+
+
+def test_interrupt_stops_a_long_python_computation(fresh, api):
+    api.add(Turn([tool_use("Python", {"code": "import time\nfor _ in range(600):\n"
+                                              "    time.sleep(0.05)\nfinished = True"})]),
+            Turn([text("ok")]))
+    msg_id = fresh.send("%%fuxi --allowed-tools Python\nspin")
+    time.sleep(2.0)
+    started = time.monotonic()
+    fresh.interrupt()
+    result = fresh.wait(msg_id, timeout=15)
+    assert time.monotonic() - started < 5
+    assert result.status == "error"
+    assert fresh.run("print('finished' in globals())").stdout.strip() == "False"
+    follow = fresh.run("%%fuxi\nand now?")
+    assert follow.status == "ok"

@@ -238,6 +238,18 @@ async def test_keyboard_interrupt_becomes_cancellation_and_restores_everything(
     assert [o["data"]["text/plain"] for o in displays.outputs] == ["'partial'"]
 
 
+async def test_cancelling_an_awaiting_run_propagates_and_restores(shell, ctx, displays):
+    stdout = sys.stdout
+    code = "import asyncio\nprint('waiting')\nawait asyncio.sleep(30)"
+    task = asyncio.ensure_future(python(shell, ctx, code))
+    while "asyncio" not in shell.user_ns:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sys.stdout is stdout and shell.display_pub is displays
+
+
 # --- Variables -----------------------------------------------------------------------------
 
 
@@ -421,3 +433,22 @@ async def test_insert_cell_sets_next_input_and_merges_within_one_run(shell, ctx,
     assert calls[-1] == ("x", False)
     with pytest.raises(ToolError):
         await tool.run({"code": "  "}, ctx)
+
+
+async def test_insert_cell_merges_with_a_kernel_payload_from_this_run(shell, ctx, monkeypatch):
+    calls = []
+    monkeypatch.setattr(shell, "set_next_input", lambda text, replace=False: calls.append(text))
+    shell.payload_manager.write_payload(
+        {"source": "set_next_input", "text": "earlier", "replace": False})
+    try:
+        await InsertCellTool(shell).run({"code": "later"}, ctx)
+    finally:
+        shell.payload_manager.clear_payload()
+    assert calls == ["earlier\n\nlater"]
+    shell.payload_manager.write_payload(
+        {"source": "set_next_input", "text": "%%fuxi --id x\nhi", "replace": True})
+    try:
+        await InsertCellTool(shell).run({"code": "alone"}, ctx)
+    finally:
+        shell.payload_manager.clear_payload()
+    assert calls[-1] == "alone"

@@ -1,0 +1,91 @@
+"""Fixtures for the real-browser tests: one fake API, one JupyterLab, one chromium per module.
+
+The whole folder is skipped (with the reason) where the browser stack is missing; in CI
+`scripts/test.sh` installs it (pip extra `browser`, Debian's chromium), so the tests run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from fuxi_notebook.testing import FakeMessagesServer
+
+
+def _missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    if not os.access("/usr/bin/chromium", os.X_OK):
+        return "no /usr/bin/chromium (apt-get install chromium; scripts/test.sh does it as root)"
+    for module in ("playwright", "jupyterlab"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed (pip install -e '.[browser]')"
+    if not (Path(sys.executable).parent / "jupyter").exists():
+        return "no `jupyter` command next to this Python"
+    return None
+
+
+_REASON = _missing()
+if _REASON is not None:
+    pytest.skip(f"browser tests skipped: {_REASON}", allow_module_level=True)
+
+from .lab import ChromiumBrowser, JupyterLab, NotebookPage, write_notebook  # noqa: E402
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "browser: drives a real JupyterLab in headless chromium")
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[FakeMessagesServer]:
+    """The fake model every kernel of the module talks to."""
+    with FakeMessagesServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def lab(api: FakeMessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
+    """A JupyterLab whose kernels reach the fake API (kernels inherit the server's env)."""
+    root = tmp_path_factory.mktemp("lab-root")
+    state = tmp_path_factory.mktemp("lab-state")
+    server = JupyterLab(root, state, env={
+        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test",
+        "FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5",
+        "FUXI_STALL_TIMEOUT": "30", "MPLBACKEND": "Agg"})
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[ChromiumBrowser]:
+    chromium = ChromiumBrowser()
+    try:
+        yield chromium.start()
+    finally:
+        chromium.stop()
+
+
+@pytest.fixture
+def notebook(lab: JupyterLab, browser: ChromiumBrowser, api: FakeMessagesServer,
+             request: pytest.FixtureRequest) -> Iterator[Callable[[list[str]], NotebookPage]]:
+    """Opens a new notebook with the given cells; closes it and its kernel afterwards."""
+    api.reset()
+    opened: list[NotebookPage] = []
+
+    def open_notebook(cells: list[str]) -> NotebookPage:
+        name = f"{request.node.name}.ipynb".replace("[", "-").replace("]", "")
+        write_notebook(lab.root / name, cells)
+        page = NotebookPage(lab, browser.new_page(), name)
+        opened.append(page)
+        return page.open()
+
+    yield open_notebook
+    for page in opened:
+        page.close()
+    lab.shutdown_kernels()

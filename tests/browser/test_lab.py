@@ -1,0 +1,167 @@
+"""`%%fuxi` in a real JupyterLab in headless chromium: what a person sees and clicks.
+
+The model is the fake Messages API (`api`); every assertion is about real behaviour: text
+on the page, files on disk, what the model was sent, what the saved .ipynb holds.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook.testing import FakeMessagesServer, Fault, Turn, text, tool_use
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+LOAD = "%load_ext fuxi_notebook"
+DONE = "Done · success"  # the end line of the final transcript (not of the live view)
+WIDGET_ERRORS = ("widget model not found", "Error displaying widget")
+# Longer than the 120-character one-line summary: the card must show all of it.
+ALLOW_COMMAND = ("touch allowed-file && echo 'the approval card shows every character of "
+                 "this command, not just a one-line summary of it' && echo end-of-command")
+STORY_START = "Once upon a time, in a notebook far away, " * 12
+STORY_END = "and the first part of the story ends here."
+
+
+def _tool_result(request: dict[str, Any]) -> dict[str, Any]:
+    """The tool_result block the model was sent last."""
+    block = request["messages"][-1]["content"][0]
+    assert block["type"] == "tool_result", block
+    return block
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    """A tool_result's content as text (a string or a list of text blocks on the wire)."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or [])
+
+
+def test_streamed_text_is_visible_before_the_run_ends(notebook, api: FakeMessagesServer):
+    api.add(Turn([text(STORY_START + STORY_END), tool_use("Bash", {"command": "sleep 3"})]),
+            Turn([text("The second part came after the tool.")]))
+    nb = notebook([LOAD, '%%fuxi --allowed-tools "Bash(sleep *)"\nTell me a long story'])
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    nb.wait_output(1, STORY_END)  # streamed into the live view...
+    assert nb.is_running(1)  # ...while the cell still runs (the tool sleeps for 3 s)
+    assert "The second part" not in nb.output_text(1)
+    nb.wait_output(1, DONE)
+    nb.wait_done(1)
+    shown = nb.output_text(1)
+    assert STORY_END in shown and "The second part came after the tool." in shown
+    assert "Tell me a long story" in shown  # the final transcript quotes the prompt
+    assert len(api.requests) == 2
+
+
+def test_allow_runs_the_full_command(notebook, api: FakeMessagesServer):
+    api.add(Turn([text("I will create the file."), tool_use("Bash", {"command": ALLOW_COMMAND})]),
+            Turn([text("The file is there now.")]))
+    nb = notebook([LOAD, "%%fuxi\nCreate allowed-file"])
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    nb.button(1, "Allow").wait_for(timeout=30_000)
+    card = nb.outputs(1).locator(".jupyter-widgets pre")
+    assert card.inner_text().strip() == ALLOW_COMMAND
+    for name in ("Always allow", "Deny"):
+        assert nb.button(1, name).is_visible()
+    nb.screenshot(SCREENSHOTS / "approval.png", index=1)
+    assert not (nb.lab.root / "allowed-file").exists()  # nothing ran before the click
+    nb.click(1, "Allow")
+    nb.wait_output(1, DONE)
+    nb.wait_done(1)
+    shown = nb.output_text(1)
+    assert "✅ Allowed" in shown and "end-of-command" in shown  # the tool's output
+    assert "The file is there now." in shown
+    assert nb.button(1, "Allow").count() == 0  # the card became plain text
+    assert (nb.lab.root / "allowed-file").exists()
+    assert "end-of-command" in _result_text(_tool_result(api.requests[-1]))
+    nb.screenshot(SCREENSHOTS / "run.png", index=1)
+
+
+def test_deny_with_a_reason_never_runs_the_command(notebook, api: FakeMessagesServer):
+    api.add(Turn([tool_use("Bash", {"command": "touch denied-file"})]),
+            Turn([text("Understood, I left it alone.")]))
+    nb = notebook([LOAD, "%%fuxi\nCreate denied-file"])
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    nb.button(1, "Deny").wait_for(timeout=30_000)
+    nb.outputs(1).get_by_placeholder("Reason for denying (optional)").fill("not in this folder")
+    nb.click(1, "Deny")
+    nb.wait_output(1, DONE)
+    nb.wait_done(1)
+    assert "⛔ Denied" in nb.output_text(1)
+    assert not (nb.lab.root / "denied-file").exists()
+    answer = _tool_result(api.requests[-1])
+    assert answer["is_error"] and "not in this folder" in _result_text(answer)
+
+
+def test_ask_user_question_option_button(notebook, api: FakeMessagesServer):
+    question = {"questions": [{"question": "Which format?", "header": "Format",
+                               "multiSelect": False,
+                               "options": [{"label": "CSV", "description": "plain text"},
+                                           {"label": "Parquet", "description": "columnar"}]}]}
+    api.add(Turn([tool_use("AskUserQuestion", question)]), Turn([text("Parquet it is.")]))
+    nb = notebook([LOAD, "%%fuxi\nSave the data"])
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    nb.wait_output(1, "Which format?")
+    assert nb.button(1, "CSV").is_visible() and nb.button(1, "Skip").is_visible()
+    nb.click(1, "Parquet")
+    nb.wait_output(1, DONE)
+    nb.wait_done(1)
+    assert "Parquet it is." in nb.output_text(1)
+    answer = _tool_result(api.requests[-1])
+    assert '"Which format?" = "Parquet"' in _result_text(answer)
+
+
+def _wait_requests(api: FakeMessagesServer, count: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while len(api.requests) < count:
+        assert time.monotonic() < deadline, f"the model got {len(api.requests)} requests"
+        time.sleep(0.1)
+
+
+def test_interrupt_a_stalled_run_then_run_the_next_cell(notebook, api: FakeMessagesServer):
+    api.add(Fault(stall_seconds=60, cut_after_events=2))
+    nb = notebook([LOAD, "%%fuxi\nThis answer never ends", 'print("alive")'])
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    _wait_requests(api, 1)
+    time.sleep(0.5)  # the stream has started and gone silent
+    assert nb.is_running(1)
+    nb.interrupt()
+    nb.wait_output(1, "Interrupted by the user.", timeout=5)
+    nb.wait_done(1, timeout=5)
+    assert "Stopped · error_during_execution" in nb.output_text(1)
+    nb.run_cell(2)
+    nb.wait_output(2, "alive", timeout=15)
+
+
+def test_saved_and_reloaded_notebook_keeps_plain_outputs(notebook, api: FakeMessagesServer):
+    api.add(Turn([tool_use("Bash", {"command": "echo saved-marker"})]),
+            Turn([text("The transcript survives a reload.")]))
+    nb = notebook([LOAD, "%%fuxi\nSay something to keep"])
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    nb.click(1, "Allow")
+    nb.wait_output(1, DONE)
+    nb.wait_done(1)
+    nb.save()
+    nb.reload()
+    nb.wait_output(1, "The transcript survives a reload.")
+    assert "saved-marker" in nb.output_text(1)
+    page = nb.page_text()
+    assert not [e for e in WIDGET_ERRORS if e.lower() in page.lower()], page[-2000:]
+    saved = nbformat.read(str(nb.path), as_version=4)
+    mimes = [m for o in saved.cells[1].outputs for m in o.get("data", {})]
+    assert RECORD_MIME in mimes
+    assert "application/vnd.jupyter.widget-view+json" not in mimes  # no card left behind
+    assert saved.cells[1].source.startswith("%%fuxi --id ")  # the run stamped its id
