@@ -124,6 +124,7 @@ class LiveView:
     status: str = "starting…"
     version: int = 0
     result: ResultMessage | None = None
+    live_status: Any = None  # () -> str while running (turns, tokens, cost so far)
     _streaming: dict[int, list[str]] = field(default_factory=dict)
 
     def apply(self, message: Message) -> None:
@@ -207,8 +208,13 @@ class LiveView:
                 parts.append(value.markdown())
             elif kind == "note":
                 parts.append(f"> {value}")
-        parts.append(f"*{self.status}*")
+        parts.append(f"*{self._status_line()}*")
         return "\n\n".join(parts)
+
+    def _status_line(self) -> str:
+        if self.result is None and self.live_status is not None:
+            return str(self.live_status())
+        return self.status
 
     def text(self) -> str:
         """The whole view as plain text."""
@@ -220,5 +226,5 @@ class LiveView:
                              f"({value.status}){result}")
             elif value:
                 parts.append(value if kind != "thinking" else f"(thinking) {value[:200]}")
-        parts.append(f"[{self.status}]")
+        parts.append(f"[{self._status_line()}]")
         return "\n".join(parts)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -38,6 +38,32 @@ from .lab import ChromiumBrowser, JupyterLab, NotebookPage, write_notebook  # no
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "browser: drives a real JupyterLab in headless chromium")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Remember the call's outcome, so the fixture can keep evidence of a failure."""
+    report = yield
+    if report.when == "call":
+        item.stash[_FAILED] = report.failed
+    return report
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+def _keep_evidence(page: NotebookPage, folder: Path) -> str:
+    """A screenshot and the page's text, so a CI failure can be understood afterwards."""
+    shot = folder / f"{page.path.stem}-failure.png"
+    try:
+        page.screenshot(shot)
+        (folder / f"{page.path.stem}-failure.txt").write_text(
+            page.page_text() + "\n--- console ---\n" + "\n".join(page.console))
+    except Exception as error:  # the page may be gone; the original failure matters more
+        return f"no evidence: {error!r}"
+    return f"evidence of the failure: {shot} (+ .txt); server log {page.lab.log_path}"
 
 
 @pytest.fixture(scope="module")
@@ -87,5 +113,7 @@ def notebook(lab: JupyterLab, browser: ChromiumBrowser, api: FakeMessagesServer,
 
     yield open_notebook
     for page in opened:
+        if request.node.stash.get(_FAILED, False):
+            print(_keep_evidence(page, lab.state))
         page.close()
     lab.shutdown_kernels()

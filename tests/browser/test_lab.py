@@ -146,7 +146,7 @@ def test_interrupt_a_stalled_run_then_run_the_next_cell(notebook, api: FakeMessa
 
 
 def test_saved_and_reloaded_notebook_keeps_plain_outputs(notebook, api: FakeMessagesServer):
-    api.add(Turn([tool_use("Bash", {"command": "echo saved-marker"})]),
+    api.add(Turn([tool_use("Bash", {"command": "touch kept-file && echo saved-marker"})]),
             Turn([text("The transcript survives a reload.")]))
     nb = notebook([LOAD, "%%fuxi\nSay something to keep"])
     nb.run_and_wait(0)

@@ -277,3 +277,47 @@ def test_interrupt_stops_a_long_python_computation(fresh, api):
     assert fresh.run("print('finished' in globals())").stdout.strip() == "False"
     follow = fresh.run("%%fuxi\nand now?")
     assert follow.status == "ok"
+
+
+def test_always_allow_adds_a_rule_for_the_session(fresh, api):
+    api.add(Turn([tool_use("Bash", {"command": "touch always-1"})]),
+            Turn([tool_use("Bash", {"command": "touch always-1"})]), Turn([text("done")]),
+            Turn([tool_use("Bash", {"command": "touch always-1"})]), Turn([text("again")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi\ntouch twice", cell_id="cell-always")
+    fresh.click(fresh.button("Always allow", after=mark))
+    first = fresh.wait(msg_id, timeout=30)
+    assert first.status == "ok"
+    # the second identical call in the same run and the call in the next cell: no card
+    mark = fresh.iopub_count()
+    second = fresh.run("%%fuxi\nonce more", cell_id="cell-always-2", timeout=30)
+    assert second.status == "ok"
+    assert not any(m["msg_type"] == "comm_open" for m in fresh.messages(second.reply[
+        "parent_header"]["msg_id"]))
+    record = _record(first)
+    assert record["approvals"][0]["decision"] == "always_allow"
+    assert record["approvals"][0]["rule"] == "Bash(touch always-1)"
+
+
+def test_interrupt_aborts_queued_cells(fresh, api):
+    api.add(Fault(stall_seconds=20, cut_after_events=2))
+    running = fresh.send("%%fuxi\nstall")
+    queued = fresh.send("print('should not run')")
+    time.sleep(1.0)
+    fresh.interrupt()
+    assert fresh.wait(running, timeout=15).status == "error"
+    aborted = fresh.wait(queued, timeout=15)
+    assert aborted.status == "aborted" and "should not run" not in aborted.stdout
+
+
+def test_old_ipykernel_is_refused_with_a_clear_message(monkeypatch):
+    import ipykernel
+
+    from fuxi_notebook.notebook import extension
+
+    class Shell:
+        kernel = object()
+
+    monkeypatch.setattr(ipykernel, "__version__", "7.3.2")
+    with pytest.raises(Exception, match=r"ipykernel>=7.4 \(this kernel has 7.3.2\)"):
+        extension.load_ipython_extension(Shell())
