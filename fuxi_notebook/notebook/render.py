@@ -191,6 +191,8 @@ class TextRenderer:
 
     async def ask(self, tool_name: str, tool_input: dict[str, Any],
                   context: ToolPermissionContext) -> Answer:
+        if tool_name == "AskUserQuestion":
+            return self._questions(tool_input)
         detail = tool_input.get("command") or tool_input.get("code") or tool_input
         why = f" ({context.decision_reason})" if context.decision_reason else ""
         self._line(f"? Allow {tool_name}{why}:\n{detail}")
@@ -201,6 +203,23 @@ class TextRenderer:
             return "always", None, None
         reason = self._read("  reason (optional): ").strip() if reply else ""
         return "deny", reason or None, None
+
+    def _questions(self, tool_input: dict[str, Any]) -> Answer:
+        """Numbered options; a number (or several, comma-separated) or free text answers."""
+        answers: dict[str, Any] = {}
+        for question in tool_input.get("questions") or []:
+            options = question.get("options", [])
+            listing = "".join(f"\n  {n}. {o['label']} — {o['description']}"
+                              for n, o in enumerate(options, 1))
+            self._line(f"? {question['question']}{listing}")
+            reply = self._read("  your choice: ").strip()
+            if not reply:
+                return "deny", "The user skipped the question.", None
+            picked = [options[int(p) - 1]["label"] for p in reply.replace(" ", "").split(",")
+                      if p.isdigit() and 0 < int(p) <= len(options)]
+            chosen: Any = picked if question.get("multiSelect") else (picked or [reply])[0]
+            answers[question["question"]] = chosen or reply
+        return "allow", None, {**tool_input, "answers": answers}
 
     def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
         if self._open_text:

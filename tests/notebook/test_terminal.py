@@ -73,3 +73,25 @@ def test_terminal_deny_with_reason(tmp_path, fake_api):
     assert not (tmp_path / "nope").exists()
     denial = fake_api.requests[1]["messages"][-1]["content"][0]
     assert denial["is_error"] and denial["content"] == "not today"
+
+
+@pytest.mark.timeout(120)
+def test_terminal_ask_user_question(tmp_path, fake_api):
+    question = {"questions": [{"question": "Which format?", "header": "Format",
+                               "multiSelect": False,
+                               "options": [{"label": "CSV", "description": "plain"},
+                                           {"label": "Parquet", "description": "columnar"}]}]}
+    fake_api.add(Turn([tool_use("AskUserQuestion", question)]), Turn([text("Parquet then.")]))
+    child = _ipython(tmp_path, fake_api)
+    try:
+        _cell(child, "%%fuxi", "save it")
+        child.expect("2. Parquet")
+        child.expect("your choice: ")
+        child.sendline("2")
+        child.expect("Parquet then.")
+        child.expect(r"In \[\d+\]: ")
+    finally:
+        child.sendline("exit")
+        child.close(force=True)
+    answer = fake_api.requests[1]["messages"][-1]["content"][0]
+    assert '"Which format?" = "Parquet"' in answer["content"]
