@@ -137,31 +137,13 @@ def turn_events(
     out_chars = 0
     for index, block in enumerate(turn.content):
         kind = block.get("type")
-        if kind == "text":
-            events.append(_start(index, {"type": "text", "text": ""}))
-            for piece in _chunks(block["text"], chunk):
-                events.append(_delta(index, {"type": "text_delta", "text": piece}))
-            out_chars += len(block["text"])
-        elif kind == "thinking":
-            events.append(_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
-            for piece in _chunks(block["thinking"], chunk):
-                events.append(_delta(index, {"type": "thinking_delta", "thinking": piece}))
-            events.append(_delta(index, {"type": "signature_delta",
-                                         "signature": block.get("signature", "sig")}))
-            out_chars += len(block["thinking"])
-        elif kind == "tool_use":
-            raw = block["input"]
-            raw_json = raw if isinstance(raw, str) else json.dumps(raw)
-            tool_id = block.get("id") or tool_ids()
-            events.append(_start(index, {"type": "tool_use", "id": tool_id,
-                                         "name": block["name"], "input": {}}))
-            events.append(_delta(index, {"type": "input_json_delta", "partial_json": ""}))
-            for piece in _chunks(raw_json, chunk):
-                events.append(_delta(index, {"type": "input_json_delta", "partial_json": piece}))
-            out_chars += len(raw_json)
+        if kind in _BLOCK_EVENTS:
+            produced, chars = _BLOCK_EVENTS[kind](index, block, chunk, tool_ids)
         else:
-            events.append(_start(index, block))
+            produced, chars = [_start(index, block)], 0
+        events.extend(produced)
         events.append({"type": "content_block_stop", "index": index})
+        out_chars += chars
     output_tokens = turn.usage.get("output_tokens", max(1, out_chars // 4))
     events.append({
         "type": "message_delta",
@@ -170,6 +152,44 @@ def turn_events(
     })
     events.append({"type": "message_stop"})
     return events
+
+
+Events = list[dict[str, Any]]
+
+
+def _text_events(index: int, block: dict[str, Any], chunk: int,
+                 tool_ids: Callable[[], str]) -> tuple[Events, int]:
+    events = [_start(index, {"type": "text", "text": ""})]
+    events += [_delta(index, {"type": "text_delta", "text": piece})
+               for piece in _chunks(block["text"], chunk)]
+    return events, len(block["text"])
+
+
+def _thinking_events(index: int, block: dict[str, Any], chunk: int,
+                     tool_ids: Callable[[], str]) -> tuple[Events, int]:
+    events = [_start(index, {"type": "thinking", "thinking": "", "signature": ""})]
+    events += [_delta(index, {"type": "thinking_delta", "thinking": piece})
+               for piece in _chunks(block["thinking"], chunk)]
+    events.append(_delta(index, {"type": "signature_delta",
+                                 "signature": block.get("signature", "sig")}))
+    return events, len(block["thinking"])
+
+
+def _tool_use_events(index: int, block: dict[str, Any], chunk: int,
+                     tool_ids: Callable[[], str]) -> tuple[Events, int]:
+    raw = block["input"]
+    raw_json = raw if isinstance(raw, str) else json.dumps(raw)
+    tool_id = block.get("id") or tool_ids()
+    events = [_start(index, {"type": "tool_use", "id": tool_id, "name": block["name"],
+                             "input": {}}),
+              _delta(index, {"type": "input_json_delta", "partial_json": ""})]
+    events += [_delta(index, {"type": "input_json_delta", "partial_json": piece})
+               for piece in _chunks(raw_json, chunk)]
+    return events, len(raw_json)
+
+
+_BLOCK_EVENTS = {"text": _text_events, "thinking": _thinking_events,
+                 "tool_use": _tool_use_events}
 
 
 def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:
