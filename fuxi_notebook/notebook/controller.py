@@ -227,7 +227,8 @@ class _CellRun:
     def _status(self) -> str:
         """The live status line: turns, tokens and cost so far."""
         tokens = self.session.usage.since(self.run.usage_at_start)
-        read = tokens["input_tokens"] + tokens["cache_read_input_tokens"]
+        read = (tokens["input_tokens"] + tokens["cache_read_input_tokens"]
+                + tokens["cache_creation_input_tokens"])
         cost = self.session.usage.cost_usd - self.run.usage_at_start.cost_usd
         return (f"running · turn {self.run.num_turns + 1} · {read} in / "
                 f"{tokens['output_tokens']} out tokens · ${cost:.4f}")

@@ -150,9 +150,11 @@ def _session_summary(agent: Any) -> str:
     if session is None:
         return "fuxi: no conversation yet (run a %%fuxi cell)."
     tokens = session.usage.tokens
+    total_in = sum(tokens[key] for key in ("input_tokens", "cache_read_input_tokens",
+                                           "cache_creation_input_tokens"))
     return (f"fuxi session {session.id[:8]} · model {session.model_name} · "
             f"{agent.runs} cell run(s) · {len(session.history)} messages · "
-            f"{tokens['input_tokens'] + tokens['cache_read_input_tokens']} input / "
+            f"{total_in} input / "
             f"{tokens['output_tokens']} output tokens "
             f"({tokens['cache_read_input_tokens']} from cache) · "
             f"${session.usage.cost_usd:.4f}")

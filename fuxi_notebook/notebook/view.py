@@ -191,8 +191,9 @@ class LiveView:
     @staticmethod
     def _result_status(result: ResultMessage) -> str:
         usage = result.usage or {}
-        tokens = (f"{usage.get('input_tokens', 0) + usage.get('cache_read_input_tokens', 0)}"
-                  f" in / {usage.get('output_tokens', 0)} out")
+        read = sum(usage.get(key, 0) for key in (
+            "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+        tokens = f"{read} in / {usage.get('output_tokens', 0)} out"
         cost = f"${result.total_cost_usd:.4f}" if result.total_cost_usd is not None else "$?"
         return f"{result.subtype} · {result.num_turns} turns · {tokens} tokens · {cost}"
 
