@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 import ipywidgets as widgets
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from ..options import ToolPermissionContext
 from .render import Answer
@@ -103,16 +103,27 @@ def _question_card(tool_input: dict[str, Any], future: asyncio.Future[Answer]) -
 
 
 def _decided_text(tool_name: str, tool_input: dict[str, Any], answer: Answer) -> str:
-    verdict = {"allow": "✅ Allowed", "always": "✅ Always allowed", "deny": "⛔ Denied"}[answer[0]]
     if tool_name == "AskUserQuestion" and answer[2] is not None:
-        return f"❓ Answered: {json.dumps(answer[2].get('answers', {}), ensure_ascii=False)}"
+        chosen = "; ".join(f"{q} → {', '.join(a) if isinstance(a, list) else a}"
+                           for q, a in (answer[2].get("answers") or {}).items())
+        return f"? Answered: {chosen}"
+    verdict = {"allow": "✓ Allowed", "always": "✓ Always allowed", "deny": "✗ Denied"}[answer[0]]
     reason = f" — {answer[1]}" if answer[1] else ""
-    return f"{verdict}: **{tool_name}** `{tool_summary(tool_name, tool_input)}`{reason}"
+    return f"{verdict}: {tool_name} `{tool_summary(tool_name, tool_input)}`{reason}"
+
+
+def _line(text: str) -> dict[str, str]:
+    """A plain bundle (a Markdown object would save its repr as text/plain)."""
+    return {"text/markdown": text, "text/plain": text.replace("`", "")}
 
 
 async def ask_with_buttons(tool_name: str, tool_input: dict[str, Any],
-                           context: ToolPermissionContext) -> Answer:
-    """Show the card, wait for a click, then replace the card by a plain line."""
+                           context: ToolPermissionContext) -> tuple[Answer, Any]:
+    """Show the card, wait for a click, then replace the card by a plain line.
+
+    Returns the answer and the card's display handle (the renderer clears the line once
+    the final transcript, which records the decision, is shown).
+    """
     future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
     card = (_question_card(tool_input, future) if tool_name == "AskUserQuestion"
             else _permission_card(tool_name, tool_input, context, future))
@@ -120,9 +131,9 @@ async def ask_with_buttons(tool_name: str, tool_input: dict[str, Any],
     try:
         answer = await future
     except asyncio.CancelledError:
-        handle.update(Markdown(f"⛔ Interrupted while waiting to approve **{tool_name}**"))
+        handle.update(_line(f"✗ Interrupted while waiting to approve {tool_name}"), raw=True)
         card.close()
         raise
-    handle.update(Markdown(_decided_text(tool_name, tool_input, answer)))
+    handle.update(_line(_decided_text(tool_name, tool_input, answer)), raw=True)
     card.close()
-    return answer
+    return answer, handle

@@ -189,7 +189,8 @@ class _Approvals:
                              "source": "user", "reason": reason,
                              "rule": str(rule) if rule else None})
         if verdict == "deny":
-            return PermissionResultDeny(message=reason or f"The user denied {tool_name}.")
+            why = f" Their reason: {reason}" if reason else ""
+            return PermissionResultDeny(message=f"The user denied this {tool_name} call.{why}")
         updates = None
         if rule is not None:
             updates = [PermissionUpdate(type="addRules", behavior="allow", rules=[rule],
@@ -230,7 +231,7 @@ class _CellRun:
         read = (tokens["input_tokens"] + tokens["cache_read_input_tokens"]
                 + tokens["cache_creation_input_tokens"])
         cost = self.session.usage.cost_usd - self.run.usage_at_start.cost_usd
-        return (f"running · turn {self.run.num_turns + 1} · {read} in / "
+        return (f"running · {self.run.num_turns} model turn(s) so far · {read} in / "
                 f"{tokens['output_tokens']} out tokens · ${cost:.4f}")
 
     def _content(self, body: str) -> list[dict[str, Any]]:
@@ -263,7 +264,9 @@ class _CellRun:
                                           errors=["Interrupted by the user."])
             self.renderer.on_message(self.result)
             self._finish(body, self._first_own_message(start, last_before))
-            raise
+            # a short error (not a CancelledError traceback through the HTTP stack);
+            # like any error it makes the frontend abort the queued cells
+            raise KeyboardInterrupt("the partial run is shown above") from None
         finally:
             ticker.cancel()
         assert self.result is not None

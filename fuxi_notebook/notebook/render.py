@@ -89,6 +89,7 @@ class LiveRenderer:
         self.view = LiveView()
         self._handle: Any = None
         self._drawn = -1
+        self._decided: list[Any] = []
         self.coalescer = Coalescer(self._draw)
 
     def start(self, prompt: str) -> None:
@@ -113,13 +114,17 @@ class LiveRenderer:
         self.view.mark_asking(context.tool_use_id, True)
         self._draw()
         try:
-            return await ask_with_buttons(tool_name, tool_input, context)
+            answer, handle = await ask_with_buttons(tool_name, tool_input, context)
+            self._decided.append(handle)
+            return answer
         finally:
             self.view.mark_asking(context.tool_use_id, False)
             self.coalescer.poke()
 
     def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
         self.coalescer.close()
+        for handle in self._decided:  # the transcript records each decision by its call
+            handle.update({"text/plain": ""}, raw=True)
         if self._handle is None:
             display(data, raw=True, metadata=metadata)
         else:

@@ -35,6 +35,9 @@ _KEY_FIELDS = ("command", "file_path", "pattern", "code", "name", "url", "notebo
 
 def tool_summary(name: str, tool_input: dict[str, Any]) -> str:
     """The most telling input field of a call, on one line."""
+    questions = tool_input.get("questions") if name == "AskUserQuestion" else None
+    if isinstance(questions, list) and questions and isinstance(questions[0], dict):
+        return str(questions[0].get("question", ""))
     for key in _KEY_FIELDS:
         value = tool_input.get(key)
         if isinstance(value, str) and value:
@@ -204,7 +207,7 @@ class LiveView:
             if kind == "text" and value:
                 parts.append(value)
             elif kind == "thinking" and value:
-                parts.append(f"<details><summary>💭 Thinking</summary>\n\n{value}\n\n</details>")
+                parts.append(f"<details><summary>Thinking</summary>\n\n{value}\n\n</details>")
             elif kind == "tool":
                 parts.append(value.markdown())
             elif kind == "note":

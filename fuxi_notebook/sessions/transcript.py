@@ -118,15 +118,33 @@ def _describe_input(name: str, tool_input: dict[str, Any], cap: int) -> _Describ
     """(one-line summary, optional full detail, detail language) for a call's input."""
     if name in ("Edit", "Write") and isinstance(tool_input.get("file_path"), str):
         return tool_input["file_path"], _cap(_edit_diff(name, tool_input), cap), "diff"
+    if name == "AskUserQuestion" and isinstance(tool_input.get("questions"), list):
+        return _questions(tool_input)
     for field in _TELLING_FIELDS:
         value = tool_input.get(field)
         if isinstance(value, str) and value.strip():
             lines = value.strip().splitlines()
             summary = _one_line(lines[0], more=len(lines) > 1)
-            detail = _cap(value.strip(), cap) if len(lines) > 1 else None
+            whole = len(lines) > 1 or len(lines[0]) > _SUMMARY_CHARS  # never hide any of it
+            detail = _cap(value.strip(), cap) if whole else None
             return summary, detail, _LANGS.get(field, "")
     compact = json.dumps(tool_input, ensure_ascii=False, separators=(",", ":"))
     return _one_line(compact, more=False), None, ""
+
+
+def _questions(tool_input: dict[str, Any]) -> _Described:
+    """A question as the user saw it: the question, its options, and the answer."""
+    questions = [q for q in tool_input["questions"] if isinstance(q, dict)]
+    answers = tool_input.get("answers") or {}
+    lines = []
+    for question in questions:
+        labels = " / ".join(str(o.get("label", "")) for o in question.get("options", []))
+        answer = answers.get(question.get("question"))
+        chosen = ", ".join(answer) if isinstance(answer, list) else answer
+        lines.append(f"{question.get('question', '')} [{labels}]"
+                     + (f" → {chosen}" if chosen else ""))
+    first = str(questions[0].get("question", "")) if questions else "(no question)"
+    return _one_line(first, more=len(questions) > 1), "\n".join(lines) or None, ""
 
 
 def _edit_diff(name: str, tool_input: dict[str, Any]) -> str:
@@ -238,7 +256,7 @@ def _markdown_tool(tool: _Tool) -> str:
     header = f"**{tool.name}** {_code_span(tool.summary)}"
     header += "".join(f" ({_approval_note(a, _code_span)})" for a in tool.approvals)
     if tool.is_error:
-        header += " ❌ error"
+        header += " ✗ error"
     lines = [header]
     if tool.detail:
         lines.append(_fence(tool.detail, tool.detail_lang))
@@ -300,7 +318,7 @@ def _plain_tool(tool: _Tool) -> str:
     header = f"{tool.name}: {tool.summary}"
     header += "".join(f" ({_approval_note(a, str)})" for a in tool.approvals)
     if tool.is_error:
-        header += " ❌ error"
+        header += " ✗ error"
     lines = [header]
     if tool.detail:
         lines.append(_indent(tool.detail, "    "))

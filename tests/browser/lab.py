@@ -256,6 +256,17 @@ class NotebookPage:
     def button(self, index: int, name: str) -> Locator:
         return self.outputs(index).get_by_role("button", name=name, exact=True)
 
+    def wait_buttons(self, index: int, *names: str, timeout: float = 30) -> None:
+        """Wait until every named button is shown (widget views render one by one)."""
+        for name in names:
+            expect(self.button(index, name)).to_be_visible(timeout=timeout * MS)
+
+    def widget_text(self, index: int, selector: str, timeout: float = 30) -> str:
+        """The text of the first `selector` element inside an HTML widget of the cell."""
+        element = self.outputs(index).locator(f".widget-html {selector}").first
+        element.wait_for(timeout=timeout * MS)
+        return element.inner_text().strip()
+
     def click(self, index: int, name: str, timeout: float = 30) -> None:
         """Click the button called `name` in the cell's outputs, once it is there."""
         button = self.button(index, name)

@@ -6,6 +6,9 @@ on the page, files on disk, what the model was sent, what the saved .ipynb holds
 
 from __future__ import annotations
 
+import os
+import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,11 @@ from fuxi_notebook.testing import FakeMessagesServer, Fault, Turn, text, tool_us
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+# The README's screenshots are rewritten only on request (FUXI_SCREENSHOTS=1); otherwise
+# they go to a temporary folder, so test runs do not leave modified images behind.
+SCREENSHOTS = (Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+               if os.environ.get("FUXI_SCREENSHOTS") == "1"
+               else Path(tempfile.mkdtemp(prefix="fuxi-shots-")))
 LOAD = "%load_ext fuxi_notebook"
 DONE = "Done · success"  # the end line of the final transcript (not of the live view)
 WIDGET_ERRORS = ("widget model not found", "Error displaying widget")
@@ -44,15 +51,38 @@ def _result_text(block: dict[str, Any]) -> str:
     return "\n".join(part.get("text", "") for part in content or [])
 
 
+class Gate:
+    """A script step that holds the model's answer until the test opens the gate.
+
+    It runs on the fake server's thread, so the run provably cannot end before `open()`:
+    no timing assumption in the test. Bounded, so a failed test never hangs the server.
+    """
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self._open = threading.Event()
+
+    def __call__(self, body: dict[str, Any]) -> Turn:
+        self._open.wait(timeout=60)
+        return self.turn
+
+    def open(self) -> None:
+        self._open.set()
+
+
 def test_streamed_text_is_visible_before_the_run_ends(notebook, api: FakeMessagesServer):
-    api.add(Turn([text(STORY_START + STORY_END), tool_use("Bash", {"command": "sleep 3"})]),
-            Turn([text("The second part came after the tool.")]))
+    gate = Gate(Turn([text("The second part came after the tool.")]))
+    api.add(Turn([text(STORY_START + STORY_END), tool_use("Bash", {"command": "sleep 0.1"})]),
+            gate)
     nb = notebook([LOAD, '%%fuxi --allowed-tools "Bash(sleep *)"\nTell me a long story'])
-    nb.run_and_wait(0)
-    nb.run_cell(1)
-    nb.wait_output(1, STORY_END)  # streamed into the live view...
-    assert nb.is_running(1)  # ...while the cell still runs (the tool sleeps for 3 s)
-    assert "The second part" not in nb.output_text(1)
+    try:
+        nb.run_and_wait(0)
+        nb.run_cell(1)
+        nb.wait_output(1, STORY_END)  # streamed into the live view...
+        assert nb.is_running(1)  # ...while the run waits for the model's second answer
+        assert "The second part" not in nb.output_text(1)
+    finally:
+        gate.open()
     nb.wait_output(1, DONE)
     nb.wait_done(1)
     shown = nb.output_text(1)
@@ -67,18 +97,16 @@ def test_allow_runs_the_full_command(notebook, api: FakeMessagesServer):
     nb = notebook([LOAD, "%%fuxi\nCreate allowed-file"])
     nb.run_and_wait(0)
     nb.run_cell(1)
-    nb.button(1, "Allow").wait_for(timeout=30_000)
-    card = nb.outputs(1).locator(".jupyter-widgets pre")
-    assert card.inner_text().strip() == ALLOW_COMMAND
-    for name in ("Always allow", "Deny"):
-        assert nb.button(1, name).is_visible()
+    nb.wait_buttons(1, "Allow", "Always allow", "Deny")
+    assert nb.widget_text(1, "pre") == ALLOW_COMMAND
     nb.screenshot(SCREENSHOTS / "approval.png", index=1)
     assert not (nb.lab.root / "allowed-file").exists()  # nothing ran before the click
     nb.click(1, "Allow")
     nb.wait_output(1, DONE)
     nb.wait_done(1)
     shown = nb.output_text(1)
-    assert "✅ Allowed" in shown and "end-of-command" in shown  # the tool's output
+    assert "(allowed by you)" in shown and "end-of-command" in shown  # decision and output
+    assert ALLOW_COMMAND in shown  # the full command stays visible after approval
     assert "The file is there now." in shown
     assert nb.button(1, "Allow").count() == 0  # the card became plain text
     assert (nb.lab.root / "allowed-file").exists()
@@ -92,12 +120,12 @@ def test_deny_with_a_reason_never_runs_the_command(notebook, api: FakeMessagesSe
     nb = notebook([LOAD, "%%fuxi\nCreate denied-file"])
     nb.run_and_wait(0)
     nb.run_cell(1)
-    nb.button(1, "Deny").wait_for(timeout=30_000)
+    nb.wait_buttons(1, "Deny")
     nb.outputs(1).get_by_placeholder("Reason for denying (optional)").fill("not in this folder")
     nb.click(1, "Deny")
     nb.wait_output(1, DONE)
     nb.wait_done(1)
-    assert "⛔ Denied" in nb.output_text(1)
+    assert "(denied by you: not in this folder)" in nb.output_text(1)
     assert not (nb.lab.root / "denied-file").exists()
     answer = _tool_result(api.requests[-1])
     assert answer["is_error"] and "not in this folder" in _result_text(answer)
@@ -112,8 +140,8 @@ def test_ask_user_question_option_button(notebook, api: FakeMessagesServer):
     nb = notebook([LOAD, "%%fuxi\nSave the data"])
     nb.run_and_wait(0)
     nb.run_cell(1)
-    nb.wait_output(1, "Which format?")
-    assert nb.button(1, "CSV").is_visible() and nb.button(1, "Skip").is_visible()
+    nb.wait_buttons(1, "CSV", "Parquet", "Skip")
+    assert nb.widget_text(1, "b") == "Which format?"
     nb.click(1, "Parquet")
     nb.wait_output(1, DONE)
     nb.wait_done(1)
@@ -138,9 +166,10 @@ def test_interrupt_a_stalled_run_then_run_the_next_cell(notebook, api: FakeMessa
     time.sleep(0.5)  # the stream has started and gone silent
     assert nb.is_running(1)
     nb.interrupt()
-    nb.wait_output(1, "Interrupted by the user.", timeout=5)
-    nb.wait_done(1, timeout=5)
+    nb.wait_output(1, "Interrupted by the user.", timeout=8)
+    nb.wait_done(1, timeout=8)
     assert "Stopped · error_during_execution" in nb.output_text(1)
+    assert len(api.requests) == 1  # interrupted, not retried
     nb.run_cell(2)
     nb.wait_output(2, "alive", timeout=15)
 
@@ -164,4 +193,6 @@ def test_saved_and_reloaded_notebook_keeps_plain_outputs(notebook, api: FakeMess
     mimes = [m for o in saved.cells[1].outputs for m in o.get("data", {})]
     assert RECORD_MIME in mimes
     assert "application/vnd.jupyter.widget-view+json" not in mimes  # no card left behind
-    assert saved.cells[1].source.startswith("%%fuxi --id ")  # the run stamped its id
+    record = next(o.data[RECORD_MIME] for o in saved.cells[1].outputs
+                  if RECORD_MIME in o.get("data", {}))
+    assert record["cell_id"] == saved.cells[1].id  # the run is tied to its saved cell

@@ -72,7 +72,8 @@ def test_terminal_deny_with_reason(tmp_path, fake_api):
         child.close(force=True)
     assert not (tmp_path / "nope").exists()
     denial = fake_api.requests[1]["messages"][-1]["content"][0]
-    assert denial["is_error"] and denial["content"] == "not today"
+    assert denial["is_error"]
+    assert denial["content"] == "The user denied this Bash call. Their reason: not today"
 
 
 @pytest.mark.timeout(120)

@@ -34,11 +34,11 @@ def test_markdown_transcript_of_a_realistic_run():
     assert md.startswith("> Fix the failing test\n\n")
     assert "<details><summary>Thinking</summary>\n\nRun the tests first.\n\n</details>" in md
     assert "\n\nLet me run the tests.\n\n" in md
-    assert "**Bash** `npm test` (allowed by you) ❌ error\n\n```\n1 failing: add()\n```" in md
+    assert "**Bash** `npm test` (allowed by you) ✗ error\n\n```\n1 failing: add()\n```" in md
     assert "**Edit** `src/add.js` (always allowed by you, rule `Edit(src/**)`)" in md
     assert ("```diff\n--- a/src/add.js\n+++ b/src/add.js\n@@ -1 +1 @@\n"
             "-return a - b;\n+return a + b;\n```") in md
-    assert ("**Bash** `rm -rf node_modules` (denied by policy: deleting dependencies) ❌ error"
+    assert ("**Bash** `rm -rf node_modules` (denied by policy: deleting dependencies) ✗ error"
             in md)
     assert md.endswith("**Stopped** · error_max_turns · 3 turns\n"
                        "- Reached the maximum number of turns (3)")
@@ -56,11 +56,11 @@ def test_plain_text_transcript_says_the_same_without_markdown():
 
     assert "**Bash**" not in text and "```" not in text and "<details>" not in text
     assert text.startswith("> Fix the failing test\n\nThinking:\n  Run the tests first.")
-    assert "Bash: npm test (allowed by you) ❌ error\n  ⎿ 1 failing: add()" in text
+    assert "Bash: npm test (allowed by you) ✗ error\n  ⎿ 1 failing: add()" in text
     assert ("Edit: src/add.js (always allowed by you, rule Edit(src/**))\n"
             "    --- a/src/add.js\n    +++ b/src/add.js\n    @@ -1 +1 @@\n"
             "    -return a - b;\n    +return a + b;\n  ⎿ Edited src/add.js") in text
-    assert "Bash: rm -rf node_modules (denied by policy: deleting dependencies) ❌ error" in text
+    assert "Bash: rm -rf node_modules (denied by policy: deleting dependencies) ✗ error" in text
     assert text.endswith("Stopped · error_max_turns · 3 turns\n"
                          "- Reached the maximum number of turns (3)")
 
