@@ -157,6 +157,7 @@ class NotebookAgent:
             session = self._session(options, args.new)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
+        session.permissions.allow_hint = _allow_hint(renderer.interactive)
         cell_id = self._cell_id(args)
         outcome = _CellRun(self, session, renderer, approvals, cell_id, args)
         return await outcome.play(body)
@@ -170,6 +171,16 @@ class NotebookAgent:
 
     def remember_rule(self, update: PermissionUpdate) -> None:
         self._rules.append(update)
+
+
+def _allow_hint(interactive: bool) -> str:
+    """How the model should tell the user to allow a tool, in the magic's own terms."""
+    how = ('allow it with %%fuxi --allowed-tools "{tool}" (or a narrower rule such as '
+           '"Bash(git status)")')
+    if interactive:
+        return how
+    return f"nobody could approve it here (a headless run); {how}, or run the cell in a " \
+           "frontend that can click"
 
 
 class _Approvals:

@@ -236,11 +236,12 @@ class PermissionEngine:
         else:
             self.roots[:] = [r for r in self.roots if r not in dirs or r == self.roots[0]]
 
+    #: How the user can allow a tool, as the model is told; the notebook says it its way.
+    allow_hint = ("allow it with allowed_tools=[{tool!r}] (or a narrower rule such as "
+                  "'Bash(git status)') or pass a can_use_tool callback")
+
     def _not_allowed(self, tool_name: str, reason: str | None) -> str:
         why = f" ({reason})" if reason else ""
-        how = (f"allow it with allowed_tools=[{tool_name!r}] (or a narrower rule such as "
-               "'Bash(git status)')")
-        if self.mode == "dontAsk":
-            return f"Permission to use {tool_name} was not granted{why} (mode dontAsk); {how}."
-        return (f"Permission to use {tool_name} was not granted{why}; {how} or pass a "
-                "can_use_tool callback.")
+        how = self.allow_hint.format(tool=tool_name)
+        mode = " (mode dontAsk)" if self.mode == "dontAsk" else ""
+        return f"Permission to use {tool_name} was not granted{why}{mode}; {how}."
