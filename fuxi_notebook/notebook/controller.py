@@ -87,6 +87,7 @@ class NotebookAgent:
         self.last_cell_id: str | None = None
         self.context = KernelContext(shell)
         self.runs = 0
+        self.turns = 0
 
     def reset(self) -> None:
         """Forget the conversation (the next cell starts fresh)."""
@@ -94,6 +95,7 @@ class NotebookAgent:
         self._key = None
         self._rules = []
         self.last_cell_id = None
+        self.runs = self.turns = 0
 
     def _options(self, args: CellArgs) -> FuxiAgentOptions:
         settings = {**self.defaults, **args.settings()}
@@ -298,6 +300,7 @@ class _CellRun:
         self.agent.shell.user_ns["_fuxi"] = run
         self.agent.last_cell_id = self.cell_id
         self.agent.runs += 1
+        self.agent.turns += self.result.num_turns
         return run
 
     def _approvals(self) -> list[dict[str, Any]]:

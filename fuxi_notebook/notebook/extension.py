@@ -153,7 +153,7 @@ def _session_summary(agent: Any) -> str:
     total_in = sum(tokens[key] for key in ("input_tokens", "cache_read_input_tokens",
                                            "cache_creation_input_tokens"))
     return (f"fuxi session {session.id[:8]} · model {session.model_name} · "
-            f"{agent.runs} cell run(s) · {len(session.history)} messages · "
+            f"{agent.runs} cell run(s) · {agent.turns} turn(s) · "
             f"{total_in} input / "
             f"{tokens['output_tokens']} output tokens "
             f"({tokens['cache_read_input_tokens']} from cache) · "

@@ -116,6 +116,7 @@ def test_consecutive_cells_continue_one_conversation_and_new_starts_fresh(fresh,
     assert [m["role"] for m in second["messages"]] == ["user", "assistant"]
     summary = fresh.run("%fuxi").displays[0]["data"]["text/plain"]
     assert "model claude-sonnet-5-5" in summary and "$" in summary
+    assert "1 cell run(s) · 1 turn(s)" in summary  # counted since --new
 
 
 def test_headless_never_waits_and_explains_how_to_allow(fresh, api):
