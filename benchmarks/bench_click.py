@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use  # noqa: E402
-from tests.notebook.kernel_harness import KernelHarness  # noqa: E402
+from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
+from tests.notebook.kernel_harness import KernelHarness
 
 
 def _decided(harness: KernelHarness, msg_id: str, after: int) -> None:
