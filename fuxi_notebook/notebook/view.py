@@ -8,11 +8,11 @@ Pure Python: no IPython here, so it is cheap to test.
 from __future__ import annotations
 
 import difflib
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..sessions.transcript import input_summary
 from ..types import (
     AssistantMessage,
     Message,
@@ -30,21 +30,11 @@ __all__ = ["LiveView", "ToolCard", "tool_summary"]
 
 _RESULT_PREVIEW_LINES = 20
 _RESULT_PREVIEW_CHARS = 3000
-_KEY_FIELDS = ("command", "file_path", "pattern", "code", "name", "url", "notebook_path")
 
 
 def tool_summary(name: str, tool_input: dict[str, Any]) -> str:
-    """The most telling input field of a call, on one line."""
-    questions = tool_input.get("questions") if name == "AskUserQuestion" else None
-    if isinstance(questions, list) and questions and isinstance(questions[0], dict):
-        return str(questions[0].get("question", ""))
-    for key in _KEY_FIELDS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            first = value.strip().splitlines()[0] if value.strip() else value
-            return first if len(first) <= 120 else first[:117] + "…"
-    text = json.dumps(tool_input, ensure_ascii=False)
-    return text if len(text) <= 120 else text[:117] + "…"
+    """The most telling input field of a call, on one line (as the transcript shows it)."""
+    return input_summary(name, tool_input)
 
 
 def _result_text(content: Any) -> str:

@@ -22,11 +22,10 @@ from .shell import (
     is_interpreter,
     is_read_only,
 )
+from .shell_policy import safe_assignments
 
 __all__ = ["BashVerdict", "PathJudge", "judge_bash"]
 
-_SAFE_ENV = frozenset({"LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS",
-                       "CI", "PYTHONUNBUFFERED", "PAGER", "GIT_PAGER"})
 _NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed", "awk"})
 _READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "wc", "grep", "egrep",
@@ -206,9 +205,8 @@ def _rule_allows(rules: list[Rule], cmd: SimpleCommand) -> bool:
     inner = cmd.inner()
     if not inner.argv or inner.dynamic[0]:
         return False
-    names = {a.split("=", 1)[0] for a in cmd.assignments}
-    if not names <= _SAFE_ENV and not all(n.startswith("LC_") for n in names - _SAFE_ENV):
-        return False
+    if not safe_assignments(cmd):
+        return False  # `PAGER=sh git log` would run something the rule never named
     text = " ".join(inner.argv)
     unsafe_flags = _PREFIX_UNSAFE.get(Path(inner.argv[0]).name, frozenset())
     risky = is_interpreter(cmd) or any(w.split("=", 1)[0] in unsafe_flags for w in inner.argv)

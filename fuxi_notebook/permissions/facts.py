@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..tools.globmatch import split_literal_prefix
 from .paths import PathFacts, path_problem, resolve_path
 
 __all__ = ["EDIT_TOOLS", "KERNEL_EDIT_TOOLS", "KERNEL_READ_TOOLS", "READ_TOOLS", "CallFacts",
@@ -22,7 +23,6 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
 KERNEL_READ_TOOLS = frozenset({"Variables", "Inspect", "NotebookRead"})
 #: Kernel tools that change what the user sees but run nothing: approved like edits.
 KERNEL_EDIT_TOOLS = frozenset({"InsertCell"})
-_GLOB_CHARS = set("*?[{")
 
 
 @dataclass
@@ -42,19 +42,6 @@ class CallFacts:
     dirs: bool = False
     host: str | None = None
     problems: list[str] = field(default_factory=list)
-
-
-def _literal_root(pattern: str) -> str:
-    """The leading folders of a glob pattern that contain no wildcard (`src/a/*.py` → `src/a`)."""
-    parts = pattern.split("/")
-    literal = []
-    for part in parts[:-1]:
-        if _GLOB_CHARS & set(part):
-            break
-        literal.append(part)
-    if pattern.startswith("/") and not literal:
-        return "/"
-    return "/".join(literal)
 
 
 def _add(facts: CallFacts, target: list[PathFacts], text: Any, base: Path) -> None:
@@ -79,7 +66,8 @@ def call_facts(tool: str, tool_input: dict[str, Any], cwd: Path) -> CallFacts:
         facts.dirs = True
         root = tool_input.get("path") or "."
         if tool == "Glob":
-            prefix = _literal_root(str(tool_input.get("pattern", "")))
+            # the same split the Glob tool uses, so the check covers what it searches
+            prefix, _ = split_literal_prefix(str(tool_input.get("pattern", "")))
             root = prefix if prefix.startswith("/") else f"{root}/{prefix}" if prefix else root
         _add(facts, facts.reads, root, cwd)
     elif tool == "WebFetch":

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from .shell_kill import kills_own_process
 from .shell_model import SimpleCommand
 
-__all__ = ["critical_removal", "is_interpreter", "is_read_only", "kills_own_process"]
+__all__ = ["critical_removal", "is_interpreter", "is_read_only", "kills_own_process",
+           "safe_assignments"]
 
 Args = tuple[str, ...]
 
@@ -116,13 +117,20 @@ _CHECKED: dict[str, Callable[[Args], bool]] = {
 }
 
 
+def safe_assignments(cmd: SimpleCommand) -> bool:
+    """Whether every `NAME=value` before the command (or after `env`) is one that only
+    changes formatting (locale, colours, width), never what runs (PATH, LD_PRELOAD, PAGER)."""
+    inner = cmd.inner()
+    return all(_SAFE_ASSIGNMENT.match(a) for a in (*cmd.assignments, *inner.assignments))
+
+
 def is_read_only(cmd: SimpleCommand) -> bool:
     """True when the command only reads: safe to run without asking in any mode."""
     inner = cmd.inner()
     cut = len(cmd.argv) - len(inner.argv)
     if any(cmd.dynamic) or "xargs" in map(os.path.basename, cmd.argv[:cut]):
         return False  # unknown words, or arguments that come from input
-    if not all(_SAFE_ASSIGNMENT.match(a) for a in (*cmd.assignments, *inner.assignments)):
+    if not safe_assignments(cmd):
         return False  # PATH=, LD_PRELOAD=, GIT_* ... change what runs
     if any(r.is_write and r.target != "/dev/null" for r in cmd.redirects):
         return False

@@ -17,7 +17,7 @@ from typing import Any
 from ..types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
 from .record import ApprovalRecord, ResultSummary, SessionRecord
 
-__all__ = ["render_transcript", "render_transcript_text"]
+__all__ = ["input_summary", "render_transcript", "render_transcript_text"]
 
 #: Input fields that say most about a call, best first.
 _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
@@ -145,6 +145,11 @@ def _questions(tool_input: dict[str, Any]) -> _Described:
                      + (f" → {chosen}" if chosen else ""))
     first = str(questions[0].get("question", "")) if questions else "(no question)"
     return _one_line(first, more=len(questions) > 1), "\n".join(lines) or None, ""
+
+
+def input_summary(name: str, tool_input: dict[str, Any]) -> str:
+    """The most telling part of a call's input, on one line (live view, cards, transcript)."""
+    return _describe_input(name, tool_input, _SUMMARY_CHARS)[0]
 
 
 def _edit_diff(name: str, tool_input: dict[str, Any]) -> str:

@@ -327,3 +327,14 @@ async def test_row35_spawning_another_agent_asks(tmp_path, command):
 ])
 async def test_expansions_in_arguments(tmp_path, command, expected):
     assert await bash(tmp_path, command, allowed_tools=["Bash(echo *)", "Bash(cat *)"]) == expected
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("LANG=C git log", "allow"),
+    ("PAGER='sh -c id' git log", "ask"),       # the pager is a program git runs
+    ("GIT_PAGER=evil git log", "ask"),
+    ("LD_PRELOAD=./x.so git log", "ask"),
+])
+async def test_assignments_that_change_what_runs_are_never_covered_by_a_rule(tmp_path, command,
+                                                                             expected):
+    assert await bash(tmp_path, command, allowed_tools=["Bash(git log *)"]) == expected
