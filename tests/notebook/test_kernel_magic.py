@@ -41,6 +41,14 @@ def fresh(kernel, api):
     return kernel
 
 
+def _wait_until(condition, timeout=20.0):
+    """Poll for a condition on the outside world (a request arrived, a file appeared)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
 def _record(result):
     return result.final(RECORD_MIME)["data"][RECORD_MIME]
 
@@ -174,9 +182,8 @@ def test_python_tool_is_denied_unless_allowed(fresh, api):
 def test_interrupt_during_a_stalled_stream_keeps_the_kernel_usable(fresh, api):
     api.add(Fault(stall_seconds=20, cut_after_events=2), Turn([text("after")]))
     msg_id = fresh.send("%%fuxi\nthis will stall")
-    fresh.wait_for(lambda m: m["parent_header"].get("msg_id") == msg_id
-                   and m["msg_type"] == "status" and m["content"]["execution_state"] == "busy")
-    time.sleep(1.0)  # let the request reach the stalled stream
+    _wait_until(lambda: len(api.requests) == 1)  # the stream is open and stalled
+    time.sleep(0.3)
     started = time.monotonic()
     fresh.interrupt()
     result = fresh.wait(msg_id, timeout=15)
@@ -189,10 +196,10 @@ def test_interrupt_during_a_stalled_stream_keeps_the_kernel_usable(fresh, api):
 
 
 def test_interrupt_during_a_tool_kills_the_process_group(fresh, api):
-    api.add(Turn([tool_use("Bash", {"command": "sleep 30; touch too-late"})]),
+    api.add(Turn([tool_use("Bash", {"command": "touch started; sleep 30; touch too-late"})]),
             Turn([text("after interrupt")]))
     msg_id = fresh.send("%%fuxi --allowed-tools 'Bash(sleep *),Bash(touch *)'\nwait")
-    time.sleep(2.0)
+    _wait_until(lambda: (fresh.work / "started").exists())  # the command is running
     fresh.interrupt()
     result = fresh.wait(msg_id, timeout=15)
     assert result.status == "error"
@@ -266,11 +273,11 @@ def test_interrupt_while_waiting_for_a_click(fresh, api):
 
 
 def test_interrupt_stops_a_long_python_computation(fresh, api):
-    api.add(Turn([tool_use("Python", {"code": "import time\nfor _ in range(600):\n"
-                                              "    time.sleep(0.05)\nfinished = True"})]),
-            Turn([text("ok")]))
+    code = ("import time, pathlib\npathlib.Path('spinning').touch()\n"
+            "for _ in range(600):\n    time.sleep(0.05)\nfinished = True")
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("ok")]))
     msg_id = fresh.send("%%fuxi --allowed-tools Python\nspin")
-    time.sleep(2.0)
+    _wait_until(lambda: (fresh.work / "spinning").exists())  # the loop is running
     started = time.monotonic()
     fresh.interrupt()
     result = fresh.wait(msg_id, timeout=15)
@@ -305,7 +312,7 @@ def test_interrupt_aborts_queued_cells(fresh, api):
     api.add(Fault(stall_seconds=20, cut_after_events=2))
     running = fresh.send("%%fuxi\nstall")
     queued = fresh.send("print('should not run')")
-    time.sleep(1.0)
+    _wait_until(lambda: len(api.requests) == 1)
     fresh.interrupt()
     assert fresh.wait(running, timeout=15).status == "error"
     aborted = fresh.wait(queued, timeout=15)
