@@ -7,12 +7,11 @@ Pure Python: no IPython here, so it is cheap to test.
 
 from __future__ import annotations
 
-import difflib
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sessions.transcript import input_summary
+from ..sessions.transcript import edit_diff, input_summary
 from ..types import (
     AssistantMessage,
     Message,
@@ -59,17 +58,10 @@ def _fold(text: str) -> tuple[str, int]:
 
 
 def _diff(name: str, tool_input: dict[str, Any]) -> str | None:
-    if name == "Edit":
-        old, new = tool_input.get("old_string", ""), tool_input.get("new_string", "")
-    elif name == "Write":
-        old, new = "", tool_input.get("content", "")
-    else:
+    """The Edit/Write diff, as the transcript shows it (cut for the live card)."""
+    if name not in ("Edit", "Write") or not isinstance(tool_input.get("file_path"), str):
         return None
-    path = tool_input.get("file_path", "file")
-    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}",
-                                 lineterm="")
-    text = "\n".join(lines)
-    return text[:_RESULT_PREVIEW_CHARS] if text else None
+    return edit_diff(name, tool_input)[:_RESULT_PREVIEW_CHARS] or None
 
 
 @dataclass

@@ -62,20 +62,20 @@ class RuleBook:
         return [r for r in self.rules[behavior]
                 if r.path is not None and _applies(r, tool, access)]
 
-    def denied(self, facts: PathFacts, access: str, tool: str = "Bash") -> Rule | None:
-        """The first deny rule matching the link or the target."""
-        for rule in self._path_rules("deny", access, tool):
+    def _first_match(self, behavior: str, facts: PathFacts, access: str,
+                     tool: str) -> Rule | None:
+        """The first `behavior` rule matching the link or the target."""
+        for rule in self._path_rules(behavior, access, tool):
             assert rule.path is not None
             if any(rule.path.matches(p) for p in facts.both()):
                 return rule
         return None
 
+    def denied(self, facts: PathFacts, access: str, tool: str = "Bash") -> Rule | None:
+        return self._first_match("deny", facts, access, tool)
+
     def asked(self, facts: PathFacts, access: str, tool: str = "Bash") -> Rule | None:
-        for rule in self._path_rules("ask", access, tool):
-            assert rule.path is not None
-            if any(rule.path.matches(p) for p in facts.both()):
-                return rule
-        return None
+        return self._first_match("ask", facts, access, tool)
 
     def allowed(self, facts: PathFacts, access: str, tool: str = "Bash", *,
                 as_dir: bool = False) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 from ..types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
 from .record import ApprovalRecord, ResultSummary, SessionRecord
 
-__all__ = ["input_summary", "render_transcript", "render_transcript_text"]
+__all__ = ["edit_diff", "input_summary", "render_transcript", "render_transcript_text"]
 
 #: Input fields that say most about a call, best first.
 _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
@@ -117,7 +117,7 @@ def _tool(block: ToolUseBlock, result: tuple[str, bool] | None,
 def _describe_input(name: str, tool_input: dict[str, Any], cap: int) -> _Described:
     """(one-line summary, optional full detail, detail language) for a call's input."""
     if name in ("Edit", "Write") and isinstance(tool_input.get("file_path"), str):
-        return tool_input["file_path"], _cap(_edit_diff(name, tool_input), cap), "diff"
+        return tool_input["file_path"], _cap(edit_diff(name, tool_input), cap), "diff"
     if name == "AskUserQuestion" and isinstance(tool_input.get("questions"), list):
         return _questions(tool_input)
     for field in _TELLING_FIELDS:
@@ -152,7 +152,7 @@ def input_summary(name: str, tool_input: dict[str, Any]) -> str:
     return _describe_input(name, tool_input, _SUMMARY_CHARS)[0]
 
 
-def _edit_diff(name: str, tool_input: dict[str, Any]) -> str:
+def edit_diff(name: str, tool_input: dict[str, Any]) -> str:
     """A unified diff of what an Edit or Write does to the file."""
     path = tool_input["file_path"]
     if name == "Write":
