@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fuxi_notebook import FuxiAgentOptions
@@ -56,19 +57,51 @@ def _engine(cwd: Path) -> PermissionEngine:
 _CWD = Path(__file__).parent
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(compound(with_denied=True))
 def test_a_denied_part_is_never_allowed(command):
     decision = asyncio.run(_engine(_CWD).decide("Bash", {"command": command}, "toolu_p"))
     assert decision.behavior == "deny", command
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(ALLOWED), min_size=1, max_size=5),
-       st.lists(st.sampled_from([" && ", " || ", "; ", "\n", " | "]), min_size=4, max_size=4))
-def test_compounds_of_allowed_parts_are_allowed(parts, separators):
+def _newline_after_long_pipeline(separators: list[str]) -> bool:
+    """tree-sitter-bash 0.25 can mis-parse a script that goes on after a newline that
+    follows a 3-stage pipeline; the analysis detects it and asks (so without a callback
+    the call is denied). The property leaves these scripts out; the known one is pinned."""
+    stages = 1
+    for separator in separators:
+        if separator == "\n" and stages >= 3:
+            return True
+        stages = stages + 1 if separator == " | " else 1
+    return False
+
+
+def _joined(parts: list[str], separators: list[str]) -> str:
     command = parts[0]
     for separator, part in zip(separators, parts[1:], strict=False):
         command += separator + part
+    return command
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(ALLOWED), min_size=1, max_size=5),
+       st.lists(st.sampled_from([" && ", " || ", "; ", "\n", " | "]), min_size=4, max_size=4))
+def test_compounds_of_allowed_parts_are_allowed(parts, separators):
+    assume(not _newline_after_long_pipeline(separators[:len(parts) - 1]))
+    command = _joined(parts, separators)
     decision = asyncio.run(_engine(_CWD).decide("Bash", {"command": command}, "toolu_p"))
     assert decision.behavior == "allow", command
+
+
+@pytest.mark.parametrize(("parts", "separators"), [
+    (["git status"] * 5, [" | ", " | ", "\n", " && "]),  # found by a random draw in CI
+    (["ls -la"] * 3, [" | ", "\n"]),
+])
+def test_a_newline_after_a_three_stage_pipeline_asks_rather_than_misjudging(parts, separators):
+    command = _joined(parts, separators)
+    decision = asyncio.run(_engine(_CWD).decide("Bash", {"command": command}, "toolu_p"))
+    # the misparse is detected and asked about (denied here: no callback), never allowed
+    # on a wrong reading; a two-stage pipeline parses correctly
+    expected = "deny" if _newline_after_long_pipeline(separators) else "allow"
+    assert decision.behavior == expected, command
