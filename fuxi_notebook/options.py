@@ -81,6 +81,8 @@ class ToolPermissionContext:
     title: str | None = None
     display_name: str | None = None
     description: str | None = None
+    #: an ask rule or a critical path asks: no mode, rule or recorded decision approves it
+    hard_ask: bool = False
 
 
 @dataclass

@@ -1,21 +1,29 @@
-"""Session: the state of one conversation (history, tools, permissions, usage).
+"""Session: one conversation (a `Conversation`) under one set of options.
 
 A session is created from validated options and lives across queries of a
 `FuxiSDKClient`. It keeps the history valid for the API at every await point: each
 assistant `tool_use` is answered by exactly one `tool_result` in the next user message,
 even when a run ends early (results that could not be sent yet wait in `pending_results`).
+
+What belongs to the conversation (its id, history, owed results, usage, the files the
+agent has read, the shell's directory, permissions granted along the way) lives in a
+`Conversation`, which `Session.continued` carries over to new options: continuing with
+another model or other limits, resuming from saved history and forking are all that one
+operation.
 """
 
 from __future__ import annotations
 
+import copy
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
 from ..hooks import HookRunner
 from ..models import Model, resolve_model
-from ..options import EFFORT_LEVELS, FuxiAgentOptions
+from ..options import EFFORT_LEVELS, FuxiAgentOptions, PermissionUpdate
 from ..permissions.classifier import classify
 from ..permissions.engine import PermissionEngine
 from ..tools.base import ToolContext
@@ -25,7 +33,7 @@ from ..types import SystemMessage, new_uuid
 from .prompt import system_blocks
 from .usage import UsageTotals
 
-__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "REMINDER_OPEN", "Session", "reminder"]
+__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "REMINDER_OPEN", "Conversation", "Session", "reminder"]
 
 REMINDER_OPEN = "<system-reminder>"
 
@@ -37,30 +45,103 @@ def reminder(text: str) -> dict[str, Any]:
 DEFAULT_MAX_OUTPUT_TOKENS = int(os.environ.get("FUXI_MAX_OUTPUT_TOKENS", "16384"))
 
 
-class Session:
-    """One conversation and everything it needs to make requests and run tools."""
+@dataclass
+class Conversation:
+    """Everything that outlives one set of options: what a resumed or continued
+    conversation must get back. A new piece of conversation state belongs here, so that
+    continuing, resuming and forking all keep it.
 
-    def __init__(self, options: FuxiAgentOptions, *, extra_tools: list[Any] | None = None) -> None:
+    Attributes:
+        id: the session id reported in messages and records.
+        history: the Messages-API messages so far (valid at every await point).
+        pending_results: tool results owed to the model, sent with the next prompt.
+        usage: tokens and cost so far.
+        read_files: files the agent read or wrote (path -> mtime_ns), for Edit/Write.
+        shell_cwd: the Bash tool's working directory, if it moved.
+        permission_updates: rules and modes granted during the conversation
+            ("Always allow"), re-applied under new options.
+    """
+
+    id: str = field(default_factory=new_uuid)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    pending_results: list[dict[str, Any]] = field(default_factory=list)
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    read_files: dict[str, int] = field(default_factory=dict)
+    shell_cwd: Path | None = None
+    permission_updates: list[PermissionUpdate] = field(default_factory=list)
+
+    def forked(self, new_id: str | None = None) -> Conversation:
+        """An independent copy under a new id: the original branch stays as it is."""
+        twin = copy.deepcopy(self)
+        twin.id = new_id or new_uuid()
+        return twin
+
+
+class Session:
+    """One conversation under one set of options: what it needs to make requests and run
+    tools."""
+
+    def __init__(self, options: FuxiAgentOptions, *, extra_tools: list[Any] | None = None,
+                 conversation: Conversation | None = None) -> None:
         """Args:
             extra_tools: tools offered besides the built-ins (e.g. the notebook's kernel
                 tools); their names must not clash with a built-in.
+            conversation: the conversation to go on with (None = a new one).
         """
         _validate(options)
         self.options = options
-        self.id = new_uuid()
+        self.conversation = conversation if conversation is not None else Conversation()
         self.cwd = _working_dir(options.cwd)
         self.hooks = HookRunner(options.hooks)
         self.permissions = PermissionEngine(options, cwd=self.cwd, hooks=self.hooks,
                                             classifier=self._classify)
+        self.permissions.apply(self.conversation.permission_updates, remember=False)
+        self.permissions.on_update = self.conversation.permission_updates.append
         self.model: Model = resolve_model(options.model)
         self.registry = ToolRegistry(_offered_tools(options, self.permissions, extra_tools))
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
-                                    env=dict(options.env), read_denied=self._read_denied)
+                                    env=dict(options.env), read_denied=self._read_denied,
+                                    read_files=self.conversation.read_files,
+                                    shell_cwd=self.conversation.shell_cwd)
         self.system = system_blocks(options, self.cwd)
         self.tool_definitions = self.registry.definitions()
-        self.history: list[dict[str, Any]] = []
-        self.pending_results: list[dict[str, Any]] = []
-        self.usage = UsageTotals()
+
+    def continued(self, options: FuxiAgentOptions, *,
+                  extra_tools: list[Any] | None = None) -> Session:
+        """This conversation going on under new options (model, tools, limits, rules).
+
+        Raises ConfigurationError for unusable options; this session is left untouched.
+        """
+        return Session(options, extra_tools=extra_tools, conversation=self.snapshot())
+
+    def snapshot(self) -> Conversation:
+        """The conversation as it stands (the shell's directory brought up to date)."""
+        self.conversation.shell_cwd = self.tool_ctx.shell_cwd
+        return self.conversation
+
+    @property
+    def id(self) -> str:
+        return self.conversation.id
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return self.conversation.history
+
+    @history.setter
+    def history(self, messages: list[dict[str, Any]]) -> None:
+        self.conversation.history = messages
+
+    @property
+    def pending_results(self) -> list[dict[str, Any]]:
+        return self.conversation.pending_results
+
+    @pending_results.setter
+    def pending_results(self, results: list[dict[str, Any]]) -> None:
+        self.conversation.pending_results = results
+
+    @property
+    def usage(self) -> UsageTotals:
+        return self.conversation.usage
 
     @property
     def model_name(self) -> str:

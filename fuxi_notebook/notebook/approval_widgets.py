@@ -20,7 +20,7 @@ from ..options import ToolPermissionContext
 from .render import Answer
 from .view import tool_summary
 
-__all__ = ["ask_with_buttons", "describe_call"]
+__all__ = ["ask_replay", "ask_with_buttons", "describe_call"]
 
 
 def describe_call(tool_name: str, tool_input: dict[str, Any]) -> str:
@@ -137,3 +137,25 @@ async def ask_with_buttons(tool_name: str, tool_input: dict[str, Any],
     handle.update(_line(_decided_text(tool_name, tool_input, answer)), raw=True)
     card.close()
     return answer, handle
+
+
+async def ask_replay(summary_markdown: str) -> bool:
+    """Replay / Cancel for the first replay in a notebook; the card leaves no output."""
+    from IPython.display import Markdown
+
+    future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+    replay = widgets.Button(description="Replay", button_style="success")
+    cancel = widgets.Button(description="Cancel", button_style="danger")
+    replay.on_click(lambda _: _resolve(future, ("allow", None, None)))
+    cancel.on_click(lambda _: _resolve(future, ("deny", None, None)))
+    text = widgets.Output()
+    card = widgets.VBox([text, widgets.HBox([replay, cancel])])
+    with text:
+        display(Markdown(summary_markdown))
+    handle = display(card, display_id=True)
+    try:
+        answer = await future
+    finally:
+        handle.update({"text/plain": ""}, raw=True)
+        card.close()
+    return answer[0] == "allow"

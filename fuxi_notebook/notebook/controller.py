@@ -1,45 +1,38 @@
 """NotebookAgent: runs `%%fuxi` cells on the kernel's loop and keeps the conversation.
 
-One agent per IPython shell. Consecutive cells continue one conversation (`--new`, or a
-different model or cwd, starts a fresh one); each cell's run is shown live, approved with
-buttons (or decided by policy when no one can click), and ends with plain final outputs:
-a transcript and the cell's session record. Interrupt cancels the run within a second,
-answers every open tool call, shows the partial run, and re-raises.
+One agent per IPython shell. For each cell it settles three questions, each in a module of
+its own, then runs the cell live (`live_cell`) or from its record (`replay_run`):
+
+- which cell this is and which notebook it lives in (`identity`);
+- which conversation it continues: this kernel's, the one saved in the notebook, a resumed
+  or forked one, or a new one (`conversations`);
+- whether it replays its record or calls the model (`replay_cell`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..agent.loop import run_prompt
-from ..agent.run import Run
-from ..agent.session import Session, reminder
+from ..agent.session import Session
 from ..errors import ConfigurationError
-from ..options import (
-    FuxiAgentOptions,
-    PermissionResult,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    PermissionRuleValue,
-    PermissionUpdate,
-    ToolPermissionContext,
-)
-from ..types import ResultMessage
+from ..options import FuxiAgentOptions
+from ..sessions.history import extend_history
+from ..sessions.record import SessionRecord
+from ..sessions.replay import RecordedApprovals, why_not_replayable
+from .cellrun import FuxiRun, secrets
+from .conversations import ConversationPlan, Conversations
+from .identity import CellIdentity, NotebookIdentity
+from .live_cell import Approvals, LiveCell, allow_hint
 from .magic_args import CellArgs, MagicArgsError, parse_cell_line
-from .render import HeadlessRenderer, LiveRenderer, Renderer, TextRenderer
+from .render import HeadlessRenderer, LiveRenderer, Renderer, TextRenderer, show_notes
+from .replay_cell import DivergenceWatch, ReplayMode, has_api_key, replay_mode, replay_summary
 
 __all__ = ["FuxiRun", "NotebookAgent", "detect_frontend"]
-
-TICK_SECONDS = 0.1  # keeps the loop waking so "Interrupt kernel" lands promptly (ipykernel#881)
-_SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 def detect_frontend(shell: Any) -> str:
@@ -56,49 +49,35 @@ def detect_frontend(shell: Any) -> str:
     return "lab" if (parent.get("metadata") or {}).get("cellId") else "headless"
 
 
-@dataclass
-class FuxiRun:
-    """What a `%%fuxi` cell leaves in the namespace as `_fuxi`."""
-
-    result: ResultMessage
-    record: Any
-    cell_id: str
-
-    def __repr__(self) -> str:
-        return (f"FuxiRun(cell_id={self.cell_id!r}, subtype={self.result.subtype!r}, "
-                f"num_turns={self.result.num_turns})")
-
-    @property
-    def text(self) -> str | None:
-        return self.result.result
-
-
 class NotebookAgent:
-    """The `%%fuxi` state of one shell: defaults, the conversation, the last cell."""
+    """The `%%fuxi` state of one shell: defaults, the conversation, the records."""
 
     def __init__(self, shell: Any) -> None:
         from .kernel_tools import KernelContext
 
         self.shell = shell
         self.defaults: dict[str, Any] = {}
+        self.identity = NotebookIdentity(shell)
+        self.conversations = Conversations(self.identity)
         self.session: Session | None = None
-        self._key: tuple[Any, ...] | None = None
-        self._rules: list[PermissionUpdate] = []
-        self.last_cell_id: str | None = None
         self.context = KernelContext(shell)
+        self.replay_trusted = False
         self.runs = 0
         self.turns = 0
 
+    @property
+    def last_cell_id(self) -> str | None:
+        return self.conversations.last_cell
+
     def reset(self) -> None:
         """Forget the conversation (the next cell starts fresh)."""
+        self.conversations.reset()
         self.session = None
-        self._key = None
-        self._rules = []
-        self.last_cell_id = None
         self.runs = self.turns = 0
 
     def _options(self, args: CellArgs) -> FuxiAgentOptions:
-        settings = {**self.defaults, **args.settings()}
+        settings = {**{k: v for k, v in self.defaults.items() if k != "replay"},
+                    **args.settings()}
         return FuxiAgentOptions(
             model=settings.get("model"),
             max_turns=settings.get("max_turns"),
@@ -110,211 +89,170 @@ class NotebookAgent:
             cwd=settings.get("cwd"),
         )
 
-    def _session(self, options: FuxiAgentOptions, new: bool) -> Session:
-        """This cell's session: the conversation so far, with this cell's options."""
-        from .kernel_tools import kernel_tools
-
-        key = (options.model or os.environ.get("FUXI_MODEL"),
-               str(Path(options.cwd or os.getcwd()).resolve()))
-        fresh = Session(options, extra_tools=kernel_tools(self.shell))
-        old = self.session
-        if new or old is None or key != self._key:
-            self.reset()
-        else:
-            fresh.id, fresh.history, fresh.usage = old.id, old.history, old.usage
-            fresh.pending_results = old.pending_results
-            fresh.tool_ctx.read_files = old.tool_ctx.read_files
-            fresh.tool_ctx.shell_cwd = old.tool_ctx.shell_cwd
-            fresh.permissions.apply(self._rules)
-        self.session, self._key = fresh, key
-        return fresh
-
-    def _cell_id(self, args: CellArgs) -> str:
-        """The cell's stable id: `--id`, else the frontend's cell id (the nbformat cell id,
-        which survives save, reload and reordering), else a fresh one."""
-        if args.cell_id:
-            return args.cell_id
-        kernel = getattr(self.shell, "kernel", None)
-        parent = kernel.get_parent() if kernel is not None else None
-        cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
-        return str(cell_id) if cell_id else uuid.uuid4().hex[:8]
-
     async def run_cell(self, line: str, body: str) -> FuxiRun:
         """Run one `%%fuxi` cell."""
         body = body.strip("\n")
         try:
             args = parse_cell_line(line)
-        except MagicArgsError as error:
+            mode = replay_mode(args.replay, self.defaults.get("replay"))
+        except (MagicArgsError, ValueError) as error:
             raise UsageError(f"%%fuxi: {error}") from None
         if not body.strip():
             raise UsageError("%%fuxi: the cell body is the prompt; write what the agent "
                              "should do, e.g. '%%fuxi\\nSummarise df'")
-        frontend = detect_frontend(self.shell)
-        renderer = self._renderer(frontend)
+        renderer = _renderer(detect_frontend(self.shell))
         options = self._options(args)
-        options.include_partial_messages = renderer.wants_partial
-        approvals = _Approvals(renderer) if renderer.interactive else None
-        options.can_use_tool = approvals.decide if approvals else None
+        key = (options.model or os.environ.get("FUXI_MODEL"),
+               str(Path(options.cwd or os.getcwd()).resolve()))
+        cell = self.identity.cell(line, body, explicit=args.cell_id)
         try:
-            session = self._session(options, args.new)
+            plan = self.conversations.plan(cell=cell, new=args.new, resume=args.resume,
+                                           fork=args.fork, key=key)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
-        session.permissions.allow_hint = _allow_hint(renderer.interactive)
-        cell_id = self._cell_id(args)
-        outcome = _CellRun(self, session, renderer, approvals, cell_id, args)
-        return await outcome.play(body)
+        if plan.source != "kernel":  # `%fuxi` counts the runs of this conversation
+            self.runs = self.turns = 0
+        record, why_live = await self._replay_or_live(mode, cell, plan, args, body, renderer)
+        notes = self.identity.take_notes() + [f"fuxi: {n}" for n in (plan.note, why_live) if n]
+        if record is not None:
+            return await self._replay(record, mode, cell, plan, args, body, renderer, notes,
+                                      key)
+        return await self._live(options, cell, plan, args, body, renderer, notes, key)
 
-    def _renderer(self, frontend: str) -> Renderer:
-        if frontend == "lab":
-            return LiveRenderer()
-        if frontend == "terminal":
-            return TextRenderer()
-        return HeadlessRenderer()
+    async def _replay_or_live(self, mode: ReplayMode, cell: CellIdentity,
+                              plan: ConversationPlan, args: CellArgs, body: str,
+                              renderer: Renderer) -> tuple[SessionRecord | None, str | None]:
+        """The record to replay (or None to run live, with why if it matters)."""
+        if not mode.replays:
+            return None, None
+        record, problem = self.conversations.recorded(cell)
+        key = has_api_key()
+        if problem is not None:
+            self._refuse(cell, f"its session record cannot be read: {problem}")
+        if record is None:
+            if key:
+                return None, None
+            raise UsageError(f"%%fuxi: cell {cell.cell_id} has no recorded run to replay and "
+                             "no API key is set: set ANTHROPIC_API_KEY to run it live")
+        why = why_not_replayable(record, prompt=body, options=args.settings(),
+                                 parent=plan.parent, secrets=secrets())
+        if why is None and record.cell_id != cell.cell_id:
+            why = f"its record belongs to cell {record.cell_id} (a copy?)"
+        if why is not None:
+            if key and mode.mode != "strict":
+                return None, f"not replayed ({why}); running it live"
+            self._refuse(cell, f"the cell is not replayed: {why}")
+        if not renderer.interactive and not mode.explicit:
+            self._refuse(cell, "this cell has a recorded run, and a headless run re-executes "
+                               "recorded tool calls only when asked to: set FUXI_REPLAY="
+                               "lenient (or strict), or use --replay")
+        if renderer.interactive and not self.replay_trusted:
+            notebook = self.identity.saved()
+            records = [c.record for c in notebook.cells if c.record] if notebook else [record]
+            _, summary = replay_summary(records or [record])
+            if not await renderer.confirm_replay(summary):
+                self._refuse(cell, "replay cancelled; the recorded run is shown above and "
+                                   "nothing was re-executed")
+            self.replay_trusted = True
+        return record, None
 
-    def remember_rule(self, update: PermissionUpdate) -> None:
-        self._rules.append(update)
+    def _refuse(self, cell: CellIdentity, why: str) -> None:
+        """Keep what the cell had (its saved outputs), then one clear line."""
+        from .kernel_capture import publish
 
+        for output in cell.saved.outputs if cell.saved is not None else ():
+            if isinstance(output.get("data"), dict):
+                publish(self.shell, dict(output["data"]), dict(output.get("metadata") or {}))
+        raise UsageError(f"%%fuxi: {why}")
 
-def _allow_hint(interactive: bool) -> str:
-    """How the model should tell the user to allow a tool, in the magic's own terms."""
-    how = ('allow it with %%fuxi --allowed-tools "{tool}" (or a narrower rule such as '
-           '"Bash(git status)")')
-    if interactive:
-        return how
-    return f"nobody could approve it here (a headless run); {how}, or run the cell in a " \
-           "frontend that can click"
+    async def _replay(self, record: SessionRecord, mode: ReplayMode, cell: CellIdentity,
+                      plan: ConversationPlan, args: CellArgs, body: str, renderer: Renderer,
+                      notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
+        from ..models.replay import ReplayModel, recorded_turns
+        from .kernel_tools import kernel_tools
+        from .replay_run import ReplayCell
 
-
-class _Approvals:
-    """The `can_use_tool` of an interactive cell: ask the renderer, log the decision."""
-
-    def __init__(self, renderer: Renderer) -> None:
-        self.renderer = renderer
-        self.records: list[dict[str, Any]] = []
-        self.agent: NotebookAgent | None = None
-
-    async def decide(self, tool_name: str, tool_input: dict[str, Any],
-                     context: ToolPermissionContext) -> PermissionResult:
-        verdict, reason, updated = await self.renderer.ask(tool_name, tool_input, context)
-        rule = _suggested_rule(tool_name, tool_input) if verdict == "always" else None
-        self.records.append({"tool_use_id": context.tool_use_id or "", "tool_name": tool_name,
-                             "decision": {"always": "always_allow"}.get(verdict, verdict),
-                             "source": "user", "reason": reason,
-                             "rule": str(rule) if rule else None})
-        if verdict == "deny":
-            why = f" Their reason: {reason}" if reason else ""
-            return PermissionResultDeny(message=f"The user denied this {tool_name} call.{why}")
-        updates = None
-        if rule is not None:
-            updates = [PermissionUpdate(type="addRules", behavior="allow", rules=[rule],
-                                        destination="session")]
-            if self.agent is not None:
-                self.agent.remember_rule(updates[0])
-        return PermissionResultAllow(updated_input=updated, updated_permissions=updates)
-
-
-def _suggested_rule(tool_name: str, tool_input: dict[str, Any]) -> PermissionRuleValue:
-    """What "Always allow" adds: this exact command, this folder, or the whole tool."""
-    if tool_name == "Bash" and tool_input.get("command"):
-        return PermissionRuleValue("Bash", str(tool_input["command"]))
-    if tool_name in ("Edit", "Write", "Read") and tool_input.get("file_path"):
-        folder = Path(str(tool_input["file_path"])).parent
-        anchor = f"/{folder}" if folder.is_absolute() else f"./{folder}"
-        return PermissionRuleValue("Edit" if tool_name == "Write" else tool_name,
-                                   f"{anchor}/**")
-    return PermissionRuleValue(tool_name)
-
-
-class _CellRun:
-    """One cell's run: stream, render, finish (also when interrupted)."""
-
-    def __init__(self, agent: NotebookAgent, session: Session, renderer: Renderer,
-                 approvals: _Approvals | None, cell_id: str, args: CellArgs) -> None:
-        self.agent, self.session, self.renderer = agent, session, renderer
-        self.approvals, self.cell_id, self.args = approvals, cell_id, args
-        if approvals is not None:
-            approvals.agent = agent
-        self.run = Run(session)
-        self.result: ResultMessage | None = None
-        renderer.view.live_status = self._status
-
-    def _status(self) -> str:
-        """The live status line: turns, tokens and cost so far."""
-        tokens = self.session.usage.since(self.run.usage_at_start)
-        read = (tokens["input_tokens"] + tokens["cache_read_input_tokens"]
-                + tokens["cache_creation_input_tokens"])
-        cost = self.session.usage.cost_usd - self.run.usage_at_start.cost_usd
-        return (f"running · {self.run.num_turns} model turn(s) so far · {read} in / "
-                f"{tokens['output_tokens']} out tokens · ${cost:.4f}")
-
-    def _content(self, body: str) -> list[dict[str, Any]]:
-        described = self.agent.context.describe()
-        blocks = [reminder(f"Kernel context (what the user's notebook holds now):\n{described}")]
-        return [*(blocks if described else []), {"type": "text", "text": body}]
-
-    def _start_index(self) -> tuple[int, Any]:
-        history = self.session.history
-        return len(history), history[-1] if history else None
-
-    def _first_own_message(self, start: int, last_before: Any) -> int:
-        """Where this cell's messages begin (the prompt may have joined an unanswered one)."""
-        history = self.session.history
-        if start and len(history) >= start and history[start - 1] is not last_before:
-            return start - 1
-        return start
-
-    async def play(self, body: str) -> FuxiRun:
-        start, last_before = self._start_index()
-        self.renderer.start(body)
-        ticker = asyncio.get_running_loop().create_task(_tick())
+        options = self._options(args)
+        options.allowed_tools += [a.rule for r in plan.ancestors for a in r.approvals
+                                  if a.decision == "always_allow" and a.rule]
+        options.model = ReplayModel(recorded_turns(record.messages), name=record.model)
+        live = Approvals(renderer) if renderer.interactive else None
+        approvals = RecordedApprovals(record.approvals, fallback=live.decide if live else None)
+        options.can_use_tool = approvals
+        conversation = plan.conversation
+        before = (list(conversation.history), list(conversation.pending_results),
+                  list(conversation.permission_updates))
         try:
-            async for message in run_prompt(self.run, self._content(body)):
-                self.renderer.on_message(message)
-                if isinstance(message, ResultMessage):
-                    self.result = message
-        except asyncio.CancelledError:
-            self.result = self.run.result("error_during_execution", terminal_reason="aborted",
-                                          errors=["Interrupted by the user."])
-            self.renderer.on_message(self.result)
-            self._finish(body, self._first_own_message(start, last_before))
-            # a short error (not a CancelledError traceback through the HTTP stack);
-            # like any error it makes the frontend abort the queued cells
-            raise KeyboardInterrupt("the partial run is shown above") from None
-        finally:
-            ticker.cancel()
-        assert self.result is not None
-        return self._finish(body, self._first_own_message(start, last_before))
-
-    def _finish(self, body: str, start: int) -> FuxiRun:
-        from .outputs import final_outputs
-
-        assert self.result is not None
-        data, metadata, record = final_outputs(
-            cell_id=self.cell_id, session=self.session, parent=self.agent.last_cell_id,
-            prompt=body, options=self.args.settings(),
-            messages=self.session.history[start:] + self.session.pending_messages(),
-            approvals=self._approvals(), result=self.result,
-            secrets=[os.environ[name] for name in _SECRET_ENV if os.environ.get(name)])
-        self.renderer.finish(data, metadata)
-        run = FuxiRun(result=self.result, record=record, cell_id=self.cell_id)
-        self.agent.shell.user_ns["_fuxi"] = run
-        self.agent.last_cell_id = self.cell_id
-        self.agent.runs += 1
-        self.agent.turns += self.result.num_turns
+            session = Session(options, extra_tools=kernel_tools(self.shell),
+                              conversation=conversation)
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: {error}") from None
+        session.permissions.allow_hint = allow_hint(renderer.interactive)
+        watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
+        volatile = dict(cell.saved.volatile) if cell.saved is not None else {}
+        replay = ReplayCell(session, renderer, record, mode=mode.mode, approvals=approvals,
+                            watch=watch, notes=notes, volatile=volatile,
+                            context=self.context.describe(), shell=self.shell)
+        try:
+            run = await replay.play(body)
+        finally:  # the conversation goes on from the record, not from the re-run
+            saved = list(cell.saved.outputs) if cell.saved is not None else []
+            outputs = saved + replay.published.outputs
+            with contextlib.suppress(ConfigurationError):  # else: keep the re-run's history
+                conversation.history, conversation.pending_results = extend_history(
+                    before[0], before[1], record, outputs)
+            conversation.permission_updates[:] = before[2]
+            self._remember(session, record, outputs, conversation, run=None, key=key,
+                           volatile=volatile)
+        self._remember(session, None, [], None, run=run)
         return run
 
-    def _approvals(self) -> list[dict[str, Any]]:
-        records = list(self.approvals.records) if self.approvals else []
-        decided = {r["tool_use_id"] for r in records}
-        for denial in self.result.permission_denials or [] if self.result else []:
-            if denial["tool_use_id"] not in decided:
-                records.append({"tool_use_id": denial["tool_use_id"],
-                                "tool_name": denial["tool_name"], "decision": "deny",
-                                "source": "policy"})
-        return records
+    async def _live(self, options: FuxiAgentOptions, cell: CellIdentity,
+                    plan: ConversationPlan, args: CellArgs, body: str, renderer: Renderer,
+                    notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
+        from .kernel_tools import kernel_tools
+
+        options.include_partial_messages = renderer.wants_partial
+        approvals = Approvals(renderer) if renderer.interactive else None
+        options.can_use_tool = approvals.decide if approvals else None
+        try:
+            session = Session(options, extra_tools=kernel_tools(self.shell),
+                              conversation=plan.conversation)
+        except ConfigurationError as error:
+            show_notes(notes)
+            raise UsageError(f"%%fuxi: {error}") from None
+        session.permissions.allow_hint = allow_hint(renderer.interactive)
+        live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
+                        options=args.settings(), context=self.context.describe(),
+                        notes=notes, shell=self.shell)
+        try:
+            run = await live.play(body)
+        finally:
+            if live.record is not None:
+                self._remember(session, live.record, live.published.outputs,
+                               session.snapshot(), run=None, key=key,
+                               volatile=(live.final.metadata if live.final else {}).get("fuxi"))
+        self._remember(session, None, [], None, run=run)
+        return run
+
+    def _remember(self, session: Session, record: SessionRecord | None, outputs: list[Any],
+                  conversation: Any, *, run: FuxiRun | None,
+                  key: tuple[Any, ...] | None = None,
+                  volatile: dict[str, Any] | None = None) -> None:
+        """Book-keeping after a cell: its record, the conversation, `_fuxi`, counters."""
+        if record is not None:
+            self.conversations.remember(record, outputs, conversation,
+                                        key or self.conversations.key or (), volatile)
+            self.session = session
+        if run is not None:
+            self.shell.user_ns["_fuxi"] = run
+            self.runs += 1
+            self.turns += run.result.num_turns
 
 
-async def _tick() -> None:
-    with contextlib.suppress(asyncio.CancelledError):
-        while True:
-            await asyncio.sleep(TICK_SECONDS)
+def _renderer(frontend: str) -> Renderer:
+    if frontend == "lab":
+        return LiveRenderer()
+    if frontend == "terminal":
+        return TextRenderer()
+    return HeadlessRenderer()

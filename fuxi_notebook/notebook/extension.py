@@ -88,11 +88,22 @@ class FuxiMagics(Magics):
             %%fuxi [--model ID] [--max-turns N] [--max-budget-usd USD]
                    [--permission-mode default|acceptEdits|plan|dontAsk|auto|bypassPermissions]
                    [--allowed-tools RULES] [--disallowed-tools RULES]
-                   [--effort low|medium|high|xhigh|max] [--cwd DIR] [--new] [--id ID]
+                   [--effort low|medium|high|xhigh|max] [--cwd DIR]
+                   [--new | --resume CELL_OR_SESSION_ID] [--fork]
+                   [--replay [off|lenient|strict]] [--id ID]
             <prompt>
 
-        Consecutive cells continue one conversation; `--new` starts a fresh one. RULES
-        are comma-separated permission rules. The agent sees your variables and the cells
+        Consecutive cells continue one conversation, also after a kernel restart (from
+        the records saved in the notebook); `--new` starts a fresh one, `--resume ID`
+        continues after any recorded cell (or the last cell of a session), `--fork`
+        continues in a new session and leaves the original branch as it is. RULES are
+        comma-separated permission rules.
+
+        Replay: a recorded cell can re-run from its record (the model's turns come from
+        the notebook, the tools run again for real). `--replay` (lenient: differences are
+        noted; strict: the cell fails at the first one; off: call the model), else
+        `%fuxi config --replay`, else FUXI_REPLAY; without an API key recorded cells
+        replay (lenient) after you confirm once. The agent sees your variables and the cells
         you ran since its last turn; it can run Python in this namespace (always asked
         unless allowed), read and edit files, search, and run shell commands. Calls that
         need your approval show Allow / Always allow / Deny buttons; in headless runs
@@ -108,7 +119,9 @@ class FuxiMagics(Magics):
             Which modules of this repo have no tests?
 
             %fuxi config --model claude-opus-5 --max-budget-usd 1
+            %fuxi config --replay strict
             %fuxi            # session: turns, tokens, cost
+            %fuxi sessions   # the sessions recorded in this notebook
             %fuxi reset      # start a new conversation
         """
         if not cell.strip():
@@ -119,7 +132,8 @@ class FuxiMagics(Magics):
 
     @line_magic("fuxi")
     def fuxi_line(self, line: str) -> Any:
-        """`%fuxi` shows the session; `%fuxi reset`; `%fuxi config [options]`."""
+        """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi reset`;
+        `%fuxi config [options]`."""
         words = shlex.split(line)
         agent = agent_for(self.shell)
         if not words:
@@ -129,8 +143,10 @@ class FuxiMagics(Magics):
             return "fuxi: the next %%fuxi cell starts a new conversation."
         if words[0] == "config":
             return _configure(agent, line.split("config", 1)[1])
-        raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi reset or "
-                         "%fuxi config [options] (see %%fuxi? for the options)")
+        if words[0] == "sessions":
+            return _sessions(agent)
+        raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi sessions, "
+                         "%fuxi reset or %fuxi config [options] (see %%fuxi? for the options)")
 
 
 def _configure(agent: Any, rest: str) -> str:
@@ -138,11 +154,26 @@ def _configure(agent: Any, rest: str) -> str:
         args = parse_cell_line(rest, prog="%fuxi config")
     except MagicArgsError as error:
         raise UsageError(f"%fuxi config: {error}") from None
-    if args.new or args.cell_id:
-        raise UsageError("%fuxi config: --new and --id apply to one cell, not as defaults")
+    if args.new or args.cell_id or args.resume or args.fork:
+        raise UsageError("%fuxi config: --new, --resume, --fork and --id apply to one cell, "
+                         "not as defaults")
     agent.defaults.update(args.settings())
+    if args.replay is not None:
+        agent.defaults["replay"] = args.replay
     shown = ", ".join(f"{k}={v!r}" for k, v in sorted(agent.defaults.items())) or "(none)"
     return f"fuxi defaults: {shown}"
+
+
+def _sessions(agent: Any) -> None:
+    """Show the sessions recorded in the saved notebook and in this kernel."""
+    from IPython.display import display
+
+    from ..sessions.listing import format_sessions, summarize
+
+    sessions = agent.conversations.sessions()
+    text = "\n\n".join([*agent.identity.take_notes(),
+                         format_sessions(summarize(sessions, agent.conversations.volatile()))])
+    display({"text/markdown": text, "text/plain": text}, raw=True)
 
 
 def _session_summary(agent: Any) -> str:

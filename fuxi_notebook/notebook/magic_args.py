@@ -2,7 +2,8 @@
 
 Spellings: `--model`, `--max-turns`, `--max-budget-usd`, `--permission-mode`,
 `--allowed-tools` / `--disallowed-tools` (comma-separated rules; commas inside
-parentheses belong to the rule), `--effort`, `--cwd`, `--new`, `--id`.
+parentheses belong to the rule), `--effort`, `--cwd`; and how the cell runs: `--new`,
+`--resume ID`, `--fork`, `--replay [off|lenient|strict]`, `--id`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any
 
 from ..options import EFFORT_LEVELS, PERMISSION_MODES
 
-__all__ = ["CellArgs", "MagicArgsError", "parse_cell_line", "split_rules"]
+__all__ = ["REPLAY_MODES", "CellArgs", "MagicArgsError", "parse_cell_line", "split_rules"]
+
+REPLAY_MODES = ("off", "lenient", "strict")
 
 
 class MagicArgsError(ValueError):
@@ -35,6 +38,9 @@ class CellArgs:
     cwd: str | None = None
     new: bool = False
     cell_id: str | None = None
+    resume: str | None = None
+    fork: bool = False
+    replay: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def settings(self) -> dict[str, Any]:
@@ -103,6 +109,9 @@ def _parser(prog: str) -> _Parser:
     parser.add_argument("--cwd")
     parser.add_argument("--new", action="store_true")
     parser.add_argument("--id", dest="cell_id")
+    parser.add_argument("--resume", metavar="CELL_OR_SESSION_ID")
+    parser.add_argument("--fork", action="store_true")
+    parser.add_argument("--replay", nargs="?", const="lenient", choices=REPLAY_MODES)
     return parser
 
 
@@ -118,4 +127,8 @@ def parse_cell_line(line: str, prog: str = "%%fuxi") -> CellArgs:
         raise MagicArgsError(str(error)) from error
     if rest:
         raise MagicArgsError(f"unknown option(s): {' '.join(rest)} (see %%fuxi? for the list)")
-    return CellArgs(**vars(parsed))
+    args = CellArgs(**vars(parsed))
+    if args.new and args.resume:
+        raise MagicArgsError("--new starts a new conversation and --resume continues one: "
+                             "use one of them")
+    return args

@@ -8,24 +8,26 @@ durations, time) go into output metadata, which nbval ignores.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import Any
 
 from ..agent.session import Session
 from ..sessions import build_record, record_to_output, render_transcript, render_transcript_text
 from ..types import ResultMessage
 
-__all__ = ["final_outputs"]
+__all__ = ["final_outputs", "record_outputs"]
 
 
 def final_outputs(*, cell_id: str, session: Session, parent: str | None, prompt: str,
                   options: dict[str, Any], messages: list[dict[str, Any]],
                   approvals: list[dict[str, Any]], result: ResultMessage,
-                  secrets: list[str]) -> tuple[dict[str, Any], dict[str, Any], Any]:
+                  secrets: list[str], shown_images: Collection[str] = ()
+                  ) -> tuple[dict[str, Any], dict[str, Any], Any]:
     """(data, metadata, record) for the cell's final display."""
     record = build_record(cell_id=cell_id, session_id=session.id, parent=parent,
                           model=session.model_name, prompt=prompt, options=options,
                           messages=messages, approvals=approvals, result=result,
-                          secrets=secrets)
+                          secrets=secrets, cwd=str(session.cwd), shown_images=shown_images)
     volatile = {
         "cost_usd": result.total_cost_usd,
         "usage": result.usage,
@@ -35,7 +37,14 @@ def final_outputs(*, cell_id: str, session: Session, parent: str | None, prompt:
         "session_tokens": dict(session.usage.tokens),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    data, metadata = record_outputs(record, volatile)
+    return data, metadata, record
+
+
+def record_outputs(record: Any, volatile: dict[str, Any]) -> tuple[dict[str, Any],
+                                                                    dict[str, Any]]:
+    """The final display of a record: transcript (markdown, text) + the record itself."""
     data, metadata = record_to_output(record, volatile=volatile)
     data = {**data, "text/markdown": render_transcript(record),
             "text/plain": render_transcript_text(record)}
-    return data, metadata, record
+    return data, metadata

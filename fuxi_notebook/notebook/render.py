@@ -5,7 +5,8 @@
 - `TextRenderer` (terminal IPython): prints as it streams; asks y/n/a at the prompt.
 - `HeadlessRenderer` (nbclient, papermill, `jupyter execute`): shows nothing live and
   never waits; only the final outputs, so re-runs produce exactly the same cells.
-Every renderer ends with the same final outputs (plain transcript + session record).
+Every renderer ends with the same final outputs, in the same order (`cellrun`): notes, the
+transcript + session record, then what the tools showed.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from IPython.display import display
+from IPython.display import clear_output, display
 
 from ..options import ToolPermissionContext
 from ..types import AssistantMessage, Message, StreamEvent, ToolUseBlock, UserMessage
+from .cellrun import FinalOutputs, note_bundle
 from .view import LiveView, tool_summary
 
 __all__ = ["Answer", "Coalescer", "HeadlessRenderer", "LiveRenderer", "Renderer", "TextRenderer"]
@@ -34,16 +36,32 @@ class Renderer(Protocol):
 
     interactive: bool
     wants_partial: bool
+    holds_outputs: bool
     view: LiveView
 
-    def start(self, prompt: str) -> None: ...
+    def start(self, prompt: str, notes: list[str]) -> None: ...
 
     def on_message(self, message: Message) -> None: ...
 
     async def ask(self, tool_name: str, tool_input: dict[str, Any],
                   context: ToolPermissionContext) -> Answer: ...
 
-    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None: ...
+    async def confirm_replay(self, summary: str) -> bool: ...
+
+    def finish(self, final: FinalOutputs) -> None: ...
+
+
+def show_notes(notes: list[str]) -> None:
+    for note in notes:
+        display(note_bundle(note), raw=True)
+
+
+def show_final(final: FinalOutputs, *, republish: bool) -> None:
+    """Notes, the final display, then (after a clear) the tool outputs again."""
+    show_notes(final.notes)
+    display(final.data, raw=True, metadata=final.metadata)
+    if republish and final.published is not None:
+        final.published.republish()
 
 
 class Coalescer:
@@ -84,15 +102,16 @@ class LiveRenderer:
 
     interactive = True
     wants_partial = True
+    holds_outputs = False
 
     def __init__(self) -> None:
         self.view = LiveView()
         self._handle: Any = None
         self._drawn = -1
-        self._decided: list[Any] = []
         self.coalescer = Coalescer(self._draw)
 
-    def start(self, prompt: str) -> None:
+    def start(self, prompt: str, notes: list[str]) -> None:
+        show_notes(notes)
         self._handle = display(self._bundle(), raw=True, display_id=True)
 
     def _bundle(self) -> dict[str, str]:
@@ -114,21 +133,23 @@ class LiveRenderer:
         self.view.mark_asking(context.tool_use_id, True)
         self._draw()
         try:
-            answer, handle = await ask_with_buttons(tool_name, tool_input, context)
-            self._decided.append(handle)
+            answer, _ = await ask_with_buttons(tool_name, tool_input, context)
             return answer
         finally:
             self.view.mark_asking(context.tool_use_id, False)
             self.coalescer.poke()
 
-    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+    async def confirm_replay(self, summary: str) -> bool:
+        from .approval_widgets import ask_replay
+
+        return await ask_replay(summary)
+
+    def finish(self, final: FinalOutputs) -> None:
+        """The live view, cards and decision lines give way to the final outputs, in the
+        order a replay produces them (the transcript records every decision)."""
         self.coalescer.close()
-        for handle in self._decided:  # the transcript records each decision by its call
-            handle.update({"text/plain": ""}, raw=True)
-        if self._handle is None:
-            display(data, raw=True, metadata=metadata)
-        else:
-            self._handle.update(data, raw=True, metadata=metadata)
+        clear_output(wait=False)
+        show_final(final, republish=True)
 
 
 class HeadlessRenderer:
@@ -137,10 +158,12 @@ class HeadlessRenderer:
     interactive = False
     wants_partial = False
 
+    holds_outputs = True  # what tools show comes after the final display, as on replay
+
     def __init__(self) -> None:
         self.view = LiveView()
 
-    def start(self, prompt: str) -> None:
+    def start(self, prompt: str, notes: list[str]) -> None:
         pass
 
     def on_message(self, message: Message) -> None:
@@ -150,8 +173,11 @@ class HeadlessRenderer:
                   context: ToolPermissionContext) -> Answer:
         raise AssertionError("a headless run never asks")  # can_use_tool is not set
 
-    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
-        display(data, raw=True, metadata=metadata)
+    async def confirm_replay(self, summary: str) -> bool:
+        return False  # nobody can answer: headless replay needs an explicit request
+
+    def finish(self, final: FinalOutputs) -> None:
+        show_final(final, republish=True)
 
 
 class TextRenderer:
@@ -159,6 +185,7 @@ class TextRenderer:
 
     interactive = True
     wants_partial = True
+    holds_outputs = False
 
     def __init__(self, write: Callable[[str], Any] | None = None,
                  read: Callable[[str], str] = input) -> None:
@@ -167,8 +194,9 @@ class TextRenderer:
         self._read = read
         self._open_text = False
 
-    def start(self, prompt: str) -> None:
-        pass
+    def start(self, prompt: str, notes: list[str]) -> None:
+        for note in notes:
+            self._line(note)
 
     def on_message(self, message: Message) -> None:
         self.view.apply(message)
@@ -226,7 +254,11 @@ class TextRenderer:
             answers[question["question"]] = chosen or reply
         return "allow", None, {**tool_input, "answers": answers}
 
-    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+    async def confirm_replay(self, summary: str) -> bool:
+        self._line(summary.replace("**", "").replace("`", ""))
+        return self._read("  Replay? [y]es / [n]o: ").strip().lower() in ("y", "yes")
+
+    def finish(self, final: FinalOutputs) -> None:
         if self._open_text:
             self._write("\n")
-        display(data, raw=True, metadata=metadata)
+        display(final.data, raw=True, metadata=final.metadata)

@@ -99,6 +99,7 @@ class PermissionEngine:
         self.can_use_tool = options.can_use_tool
         self.hooks = hooks or HookRunner(None)
         self.classifier = classifier
+        self.on_update: Callable[[PermissionUpdate], None] | None = None
         self._own = _own_process()
 
     def offered(self, tool_name: str) -> bool:
@@ -144,7 +145,8 @@ class PermissionEngine:
             ask = "plan mode: changes need approval"
         reason = ask or next(iter(judged.soft_ask + judged.notes), None)
         decision = await self._ask(tool_name, tool_input, tool_use_id, reason, updated,
-                                   hard=judged.hard_ask is not None)
+                                   hard=judged.hard_ask is not None,
+                                   outside=judged.outside[0] if judged.outside else None)
         if decision.updated_input is None:
             decision.targets = judged.targets  # changed input was not the one judged
         return decision
@@ -162,7 +164,8 @@ class PermissionEngine:
         return judged.allowed or hook_allow or judged.safe
 
     async def _ask(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str,
-                   reason: str | None, updated: dict[str, Any] | None, *, hard: bool) -> Decision:
+                   reason: str | None, updated: dict[str, Any] | None, *, hard: bool,
+                   outside: str | None = None) -> Decision:
         if self.mode == "dontAsk":
             return Decision("deny", self._not_allowed(tool_name, reason))
         request = await self.hooks.run("PermissionRequest", {
@@ -181,7 +184,7 @@ class PermissionEngine:
             "message": f"Fuxi needs your permission to use {tool_name}",
             "title": "Permission needed", "notification_type": "permission_prompt"},
             match="permission_prompt")
-        return await self._callback(tool_name, tool_input, tool_use_id, reason)
+        return await self._callback(tool_name, tool_input, tool_use_id, reason, hard, outside)
 
     def _from_hook(self, decision: dict[str, Any], tool_name: str,
                    updated: dict[str, Any] | None) -> Decision:
@@ -192,10 +195,11 @@ class PermissionEngine:
                         interrupt=bool(decision.get("interrupt")))
 
     async def _callback(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str,
-                        reason: str | None) -> Decision:
+                        reason: str | None, hard: bool, outside: str | None) -> Decision:
         assert self.can_use_tool is not None
         context = ToolPermissionContext(tool_use_id=tool_use_id, display_name=tool_name,
-                                        decision_reason=reason)
+                                        decision_reason=reason, blocked_path=outside,
+                                        hard_ask=hard)
         try:
             answer = await self.can_use_tool(tool_name, dict(tool_input), context)
         except Exception as error:  # fail closed: a broken approval callback never allows
@@ -210,9 +214,12 @@ class PermissionEngine:
         return Decision("deny", "The approval callback returned neither PermissionResultAllow "
                                 f"nor PermissionResultDeny, so {tool_name} was not run.")
 
-    def apply(self, updates: list[PermissionUpdate]) -> None:
-        """Apply permission updates for the rest of the session."""
+    def apply(self, updates: list[PermissionUpdate], *, remember: bool = True) -> None:
+        """Apply permission updates for the rest of the session (`on_update` hears of
+        each, so that a continued conversation gets them back)."""
         for update in updates:
+            if remember and self.on_update is not None:
+                self.on_update(update)
             behavior: Behavior = update.behavior or "allow"
             rules = [parse_rule(r, behavior, cwd=self.cwd) for r in update.rules or []]
             target = self.rules[behavior]

@@ -40,6 +40,7 @@ class Judgement:
     edits: bool = False
     notes: list[str] = field(default_factory=list)
     targets: dict[str, str] = field(default_factory=dict)
+    outside: list[str] = field(default_factory=list)
 
 
 def _applies(rule: Rule, tool: str, access: str) -> bool:
@@ -169,6 +170,7 @@ class RuleBook:
         for path in [*facts.reads, *facts.writes]:
             if not all(inside_any(p, self.roots) for p in path.both()):
                 result.notes.append(f"{path.link} is outside the working directories")
+                result.outside.append(str(path.link))
                 inside = False
         return inside
 

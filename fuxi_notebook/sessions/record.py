@@ -10,8 +10,9 @@ which nbval ignores; the record itself is compared exactly, so it must be determ
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,13 +26,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_IMAGE_BYTES",
+    "MAX_RECORD_BYTES",
     "MAX_TOOL_RESULT_CHARS",
+    "OUTPUT_REF",
     "RECORD_MIME",
     "RECORD_VERSION",
     "ApprovalRecord",
     "ResultSummary",
     "SessionRecord",
     "build_record",
+    "image_digest",
     "json_safe",
     "load_record",
     "record_content",
@@ -45,6 +49,11 @@ RECORD_VERSION = 1
 MAX_TOOL_RESULT_CHARS = 20_000
 #: A bigger base64 image (decoded size) is stored as a text placeholder.
 MAX_IMAGE_BYTES = 200 * 1024
+#: A saved record bigger than this (as JSON) is refused when read back.
+MAX_RECORD_BYTES = 20 * 1024 * 1024
+#: The source type of an image stored as a reference to an image output of the same cell
+#: (a figure the cell shows is not stored a second time inside the record).
+OUTPUT_REF = "fuxi_output"
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -60,6 +69,8 @@ class ApprovalRecord(BaseModel):
     source: Literal["user", "rule", "policy", "replay"]
     reason: str | None = None
     rule: str | None = None
+    #: what the user answered to an AskUserQuestion call
+    answers: dict[str, Any] | None = None
 
 
 class ResultSummary(BaseModel):
@@ -90,6 +101,9 @@ class SessionRecord(BaseModel):
     messages: list[dict[str, Any]]
     approvals: list[ApprovalRecord]
     result: ResultSummary
+    #: the working directory of the run, so replay on another machine can tell a moved
+    #: folder from a real divergence (None in records that predate it)
+    cwd: str | None = None
 
     @field_validator("messages")
     @classmethod
@@ -106,13 +120,17 @@ class SessionRecord(BaseModel):
 def build_record(*, cell_id: str, session_id: str, parent: str | None, model: str, prompt: str,
                  options: dict[str, Any], messages: list[dict[str, Any]],
                  approvals: list[ApprovalRecord | dict[str, Any]], result: ResultMessage,
-                 secrets: Iterable[str] = ()) -> SessionRecord:
+                 secrets: Iterable[str] = (), cwd: str | None = None,
+                 shown_images: Collection[str] = ()) -> SessionRecord:
     """The redacted, size-capped record of one cell's run.
 
     `messages` must be this cell's part of the conversation only (its prompt message and
     what the run appended). `secrets` are extra strings to redact, e.g. the API key.
+    `shown_images` are the `image_digest`s of images the cell displayed as outputs: an
+    image tool result among them is stored as a reference to that output.
     """
     secrets = tuple(secrets)
+    messages = _reference_shown_images(json_safe(messages), frozenset(shown_images))
     summary = {"subtype": result.subtype, "is_error": result.is_error,
                "num_turns": result.num_turns, "stop_reason": result.stop_reason,
                "result": result.result, "errors": list(result.errors) if result.errors else None}
@@ -124,6 +142,7 @@ def build_record(*, cell_id: str, session_id: str, parent: str | None, model: st
         "messages": [_shrink_message(m) for m in redact(json_safe(messages), secrets=secrets)],
         "approvals": [redact(_approval_dict(a), secrets=secrets) for a in approvals],
         "result": redact(summary, secrets=secrets),
+        "cwd": cwd,
     }
     try:
         return SessionRecord.model_validate(fields)
@@ -169,6 +188,9 @@ def load_record(data: Mapping[str, Any] | str) -> SessionRecord:
     """
     if isinstance(data, Mapping) and RECORD_MIME in data:
         data = data[RECORD_MIME]
+    if isinstance(data, str) and len(data) > MAX_RECORD_BYTES:
+        raise ConfigurationError(f"fuxi session record is too large ({len(data)} bytes; the "
+                                 f"limit is {MAX_RECORD_BYTES})")
     if isinstance(data, str):  # some writers store JSON MIME data as a string
         try:
             data = json.loads(data)
@@ -209,6 +231,37 @@ def json_safe(value: Any) -> Any:
     if callable(value):
         return f"<function {getattr(value, '__qualname__', type(value).__name__)}>"
     return f"<{type(value).__name__}>"
+
+
+def image_digest(data: str) -> str:
+    """The identity of a base64 image (line breaks ignored), shared by outputs and records."""
+    return hashlib.sha256("".join(data.split()).encode("ascii", "replace")).hexdigest()
+
+
+def _reference_shown_images(messages: list[Any], shown: frozenset[str]) -> list[Any]:
+    """Images in tool results that the cell also shows as outputs become references."""
+    if not shown:
+        return messages
+    out = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            message = {**message, "content": [_reference_block(b, shown) for b in content]}
+        out.append(message)
+    return out
+
+
+def _reference_block(block: Any, shown: frozenset[str]) -> Any:
+    if not isinstance(block, dict):
+        return block
+    if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+        return {**block, "content": [_reference_block(b, shown) for b in block["content"]]}
+    if _is_base64_media(block) and block["type"] == "image":
+        digest = image_digest(block["source"]["data"])
+        if digest in shown:
+            return {"type": "image", "source": {"type": OUTPUT_REF, "sha256": digest,
+                                                "media_type": block["source"].get("media_type")}}
+    return block
 
 
 def _approval_dict(approval: ApprovalRecord | dict[str, Any]) -> dict[str, Any]:

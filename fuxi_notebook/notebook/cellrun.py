@@ -1,0 +1,79 @@
+"""What every `%%fuxi` cell run shares: the result object, the final outputs, the ticker.
+
+A cell's outputs end in the same order however it ran, live or replayed, in JupyterLab or
+headless: notes (one line each), the final display (transcript + session record), then
+what its tools showed (figures, displays). That order is what nbval compares.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import ResultMessage
+from .published import PublishedOutputs
+
+__all__ = ["TICK_SECONDS", "FinalOutputs", "FuxiRun", "note_bundle", "secrets", "ticking"]
+
+TICK_SECONDS = 0.1  # keeps the loop waking so "Interrupt kernel" lands promptly (ipykernel#881)
+_SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+def secrets() -> list[str]:
+    """Values that must never reach the notebook, whatever their shape."""
+    return [os.environ[name] for name in _SECRET_ENV if os.environ.get(name)]
+
+
+def note_bundle(text: str) -> dict[str, str]:
+    """One plain line for the cell (a note about how it ran), markdown and text."""
+    return {"text/markdown": f"*{text}*", "text/plain": text}
+
+
+@dataclass
+class FinalOutputs:
+    """Everything the cell leaves behind, in order: notes, the final display, tool outputs."""
+
+    data: dict[str, Any]
+    metadata: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    published: PublishedOutputs | None = None
+
+
+@dataclass
+class FuxiRun:
+    """What a `%%fuxi` cell leaves in the namespace as `_fuxi`."""
+
+    result: ResultMessage
+    record: Any
+    cell_id: str
+    replayed: str | None = None  # the replay mode, if the cell was replayed
+    divergences: list[Any] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        how = f", replayed={self.replayed!r}" if self.replayed else ""
+        return (f"FuxiRun(cell_id={self.cell_id!r}, subtype={self.result.subtype!r}, "
+                f"num_turns={self.result.num_turns}{how})")
+
+    @property
+    def text(self) -> str | None:
+        return self.result.result
+
+
+@contextlib.asynccontextmanager
+async def ticking() -> AsyncIterator[None]:
+    """A 100 ms ticker for the duration of the block (see TICK_SECONDS)."""
+    task = asyncio.get_running_loop().create_task(_tick())
+    try:
+        yield
+    finally:
+        task.cancel()
+
+
+async def _tick() -> None:
+    with contextlib.suppress(asyncio.CancelledError):
+        while True:
+            await asyncio.sleep(TICK_SECONDS)

@@ -1,0 +1,163 @@
+"""A `%%fuxi` cell run against the model: stream, render, approve, finish (also when
+interrupted), and the record it leaves.
+
+Interrupt cancels the run within a second, answers every open tool call, shows the
+partial run and re-raises (as a short KeyboardInterrupt), so queued cells are aborted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ..agent.loop import run_prompt
+from ..agent.run import Run
+from ..agent.session import Session, reminder
+from ..options import (
+    PermissionResult,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionRuleValue,
+    PermissionUpdate,
+    ToolPermissionContext,
+)
+from ..types import ResultMessage
+from .cellrun import FinalOutputs, FuxiRun, secrets, ticking
+from .published import PublishedOutputs
+from .render import Renderer
+
+__all__ = ["Approvals", "LiveCell"]
+
+
+class Approvals:
+    """The `can_use_tool` of an interactive cell: ask the renderer, log the decision."""
+
+    def __init__(self, renderer: Renderer) -> None:
+        self.renderer = renderer
+        self.records: list[dict[str, Any]] = []
+
+    async def decide(self, tool_name: str, tool_input: dict[str, Any],
+                     context: ToolPermissionContext) -> PermissionResult:
+        verdict, reason, updated = await self.renderer.ask(tool_name, tool_input, context)
+        rule = _suggested_rule(tool_name, tool_input) if verdict == "always" else None
+        answers = (updated or {}).get("answers") if tool_name == "AskUserQuestion" else None
+        self.records.append({"tool_use_id": context.tool_use_id or "", "tool_name": tool_name,
+                             "decision": {"always": "always_allow"}.get(verdict, verdict),
+                             "source": "user", "reason": reason,
+                             "rule": str(rule) if rule else None, "answers": answers})
+        if verdict == "deny":
+            why = f" Their reason: {reason}" if reason else ""
+            return PermissionResultDeny(message=f"The user denied this {tool_name} call.{why}")
+        updates = None
+        if rule is not None:
+            updates = [PermissionUpdate(type="addRules", behavior="allow", rules=[rule],
+                                        destination="session")]
+        return PermissionResultAllow(updated_input=updated, updated_permissions=updates)
+
+
+def _suggested_rule(tool_name: str, tool_input: dict[str, Any]) -> PermissionRuleValue:
+    """What "Always allow" adds: this exact command, this folder, or the whole tool."""
+    if tool_name == "Bash" and tool_input.get("command"):
+        return PermissionRuleValue("Bash", str(tool_input["command"]))
+    if tool_name in ("Edit", "Write", "Read") and tool_input.get("file_path"):
+        folder = Path(str(tool_input["file_path"])).parent
+        anchor = f"/{folder}" if folder.is_absolute() else f"./{folder}"
+        return PermissionRuleValue("Edit" if tool_name == "Write" else tool_name,
+                                   f"{anchor}/**")
+    return PermissionRuleValue(tool_name)
+
+
+class LiveCell:
+    """One cell's live run: stream, render, finish (also when interrupted)."""
+
+    def __init__(self, session: Session, renderer: Renderer, approvals: Approvals | None, *,
+                 cell_id: str, parent: str | None, options: dict[str, Any],
+                 context: str, notes: list[str], shell: Any) -> None:
+        self.session, self.renderer, self.approvals = session, renderer, approvals
+        self.cell_id, self.parent, self.options = cell_id, parent, options
+        self.context, self.notes, self.shell = context, notes, shell
+        self.run = Run(session)
+        self.result: ResultMessage | None = None
+        self.published = PublishedOutputs(shell, hold=renderer.holds_outputs)
+        self.final: FinalOutputs | None = None
+        self.record: Any = None
+        renderer.view.live_status = self._status
+
+    def _status(self) -> str:
+        """The live status line: turns, tokens and cost so far."""
+        tokens = self.session.usage.since(self.run.usage_at_start)
+        read = (tokens["input_tokens"] + tokens["cache_read_input_tokens"]
+                + tokens["cache_creation_input_tokens"])
+        cost = self.session.usage.cost_usd - self.run.usage_at_start.cost_usd
+        return (f"running · {self.run.num_turns} model turn(s) so far · {read} in / "
+                f"{tokens['output_tokens']} out tokens · ${cost:.4f}")
+
+    def _content(self, body: str) -> list[dict[str, Any]]:
+        blocks = [reminder("Kernel context (what the user's notebook holds now):\n"
+                           f"{self.context}")] if self.context else []
+        return [*blocks, {"type": "text", "text": body}]
+
+    async def play(self, body: str) -> FuxiRun:
+        history = self.session.history
+        start, last_before = len(history), history[-1] if history else None
+        self.renderer.start(body, self.notes)
+        try:
+            with self.published:
+                async with ticking():
+                    async for message in run_prompt(self.run, self._content(body)):
+                        self.renderer.on_message(message)
+                        if isinstance(message, ResultMessage):
+                            self.result = message
+        except asyncio.CancelledError:
+            self.result = self.run.result("error_during_execution", terminal_reason="aborted",
+                                          errors=["Interrupted by the user."])
+            self.renderer.on_message(self.result)
+            self._finish(body, self._first_own_message(start, last_before))
+            # a short error (not a CancelledError traceback through the HTTP stack);
+            # like any error it makes the frontend abort the queued cells
+            raise KeyboardInterrupt("the partial run is shown above") from None
+        assert self.result is not None
+        return self._finish(body, self._first_own_message(start, last_before))
+
+    def _first_own_message(self, start: int, last_before: Any) -> int:
+        """Where this cell's messages begin (the prompt may have joined an unanswered one)."""
+        history = self.session.history
+        if start and len(history) >= start and history[start - 1] is not last_before:
+            return start - 1
+        return start
+
+    def _finish(self, body: str, start: int) -> FuxiRun:
+        from .outputs import final_outputs
+
+        assert self.result is not None
+        data, metadata, record = final_outputs(
+            cell_id=self.cell_id, session=self.session, parent=self.parent, prompt=body,
+            options=self.options,
+            messages=self.session.history[start:] + self.session.pending_messages(),
+            approvals=self._approvals(), result=self.result, secrets=secrets(),
+            shown_images=self.published.image_digests())
+        self.final = FinalOutputs(data, metadata, self.notes, self.published)
+        self.record = record
+        self.renderer.finish(self.final)
+        return FuxiRun(result=self.result, record=record, cell_id=self.cell_id)
+
+    def _approvals(self) -> list[dict[str, Any]]:
+        records = list(self.approvals.records) if self.approvals else []
+        decided = {r["tool_use_id"] for r in records}
+        for denial in self.result.permission_denials or [] if self.result else []:
+            if denial["tool_use_id"] not in decided:
+                records.append({"tool_use_id": denial["tool_use_id"],
+                                "tool_name": denial["tool_name"], "decision": "deny",
+                                "source": "policy"})
+        return records
+
+
+def allow_hint(interactive: bool) -> str:
+    """How the model should tell the user to allow a tool, in the magic's own terms."""
+    how = ('allow it with %%fuxi --allowed-tools "{tool}" (or a narrower rule such as '
+           '"Bash(git status)")')
+    if interactive:
+        return how
+    return f"nobody could approve it here (a headless run); {how}, or run the cell in a " \
+           "frontend that can click"

@@ -1,0 +1,92 @@
+"""A `%%fuxi` cell replayed from its record: recorded model turns, tools run for real.
+
+The recorded final outputs are shown first (they are known: the record is the run), then
+the tools re-execute and show what they show, which gives the outputs of the recorded run
+in the same order, with no display updates (nbval compares exactly this). Each tool result
+is compared with the recorded one: a lenient replay notes divergences in the cell and goes
+on; a strict one stops at the first and fails the cell with its diff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.display import clear_output, display
+
+from ..agent.loop import run_prompt
+from ..agent.run import Run
+from ..agent.session import Session, reminder
+from ..sessions.record import SessionRecord
+from ..sessions.replay import Divergence, RecordedApprovals
+from ..types import ResultMessage
+from .cellrun import FinalOutputs, FuxiRun, ticking
+from .outputs import record_outputs
+from .published import PublishedOutputs
+from .render import Renderer, show_final, show_notes
+from .replay_cell import DivergenceWatch
+
+__all__ = ["ReplayCell"]
+
+
+class ReplayCell:
+    """One cell's replay (see the module docstring)."""
+
+    def __init__(self, session: Session, renderer: Renderer, record: SessionRecord, *,
+                 mode: str, approvals: RecordedApprovals, watch: DivergenceWatch,
+                 notes: list[str], volatile: dict[str, Any], context: str,
+                 shell: Any) -> None:
+        self.session, self.renderer, self.record = session, renderer, record
+        self.mode, self.approvals, self.watch = mode, approvals, watch
+        self.notes, self.context, self.shell = notes, context, shell
+        self.published = PublishedOutputs(shell)
+        data, metadata = record_outputs(record, {**volatile, "replayed": mode})
+        self.final = FinalOutputs(data, metadata, notes, self.published)
+        self.result: ResultMessage | None = None
+
+    async def play(self, body: str) -> FuxiRun:
+        show_notes(self.notes)
+        display(self.final.data, raw=True, metadata=self.final.metadata, display_id=True)
+        run = Run(self.session)
+        content = [*([reminder(f"Kernel context (what the user's notebook holds now):\n"
+                               f"{self.context}")] if self.context else []),
+                   {"type": "text", "text": body}]
+        diverged: Divergence | None = None
+        try:
+            with self.published:
+                async with ticking():
+                    diverged = await self._consume(run, content)
+        except asyncio.CancelledError:
+            raise KeyboardInterrupt("the replay was interrupted; the recorded run is "
+                                    "shown above") from None
+        if self.renderer.interactive and self.approvals.asked_live:
+            clear_output(wait=False)  # approval cards asked during the replay
+            show_final(self.final, republish=True)
+        if diverged is not None:
+            report = f"fuxi: strict replay stopped here.\n\n{self.watch.warning()}"
+            display({"text/markdown": report, "text/plain": report}, raw=True)
+            raise UsageError(f"%%fuxi: replay diverged from the record of cell "
+                             f"{self.record.cell_id}: {diverged.tool_name} "
+                             f"{diverged.summary} gave a different result (diff above)")
+        if self.watch.found:
+            display({"text/markdown": self.watch.warning(),
+                     "text/plain": self.watch.warning()}, raw=True)
+        if self.result is None:
+            self.result = run.result("error_during_execution", errors=["replay ended early"])
+        return FuxiRun(result=self.result, record=self.record, cell_id=self.record.cell_id,
+                       replayed=self.mode, divergences=list(self.watch.found))
+
+    async def _consume(self, run: Run, content: list[dict[str, Any]]) -> Divergence | None:
+        """Run the loop on the recorded turns; a strict replay stops at a divergence."""
+        messages = run_prompt(run, content)
+        try:
+            async for message in messages:
+                if isinstance(message, ResultMessage):
+                    self.result = message
+                divergence = self.watch.check(message)
+                if divergence is not None and self.mode == "strict":
+                    return divergence
+        finally:
+            await messages.aclose()
+        return None
