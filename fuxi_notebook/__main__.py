@@ -1,22 +1,225 @@
-"""`python -m fuxi_notebook demo`: run the demo agent (no API key needed)."""
+"""`python -m fuxi_notebook`: the demo agent, and the sessions a notebook has recorded.
+
+`demo` runs the demo agent (no API key needed). `sessions list|show|export NOTEBOOK.ipynb`
+reads the session records saved in a notebook's `%%fuxi` cells, without Jupyter: to see what
+an agent did, or to keep its code as a script or notebook. Bad input is one line on stderr
+and exit status 2, never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .sessions.notebook_file import FuxiCell, SavedNotebook
+    from .sessions.record import SessionRecord
+
+_Sessions = list[tuple[str, list["SessionRecord"]]]
+_FORMATS = ("markdown", "jsonl", "script", "notebook")
+#: A shorter prefix of a session or cell id is not looked up (too easily ambiguous).
+MIN_PREFIX = 4
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fuxi_notebook")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="an agent fixes a failing test in a tiny project")
+    _add_sessions_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import demo_main
 
         return asyncio.run(demo_main())
+    if args.command == "sessions":
+        return _sessions_main(args)
     return 2
+
+
+def _add_sessions_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
+                         ) -> None:
+    sessions = commands.add_parser(
+        "sessions", help="list, show or export the fuxi sessions recorded in a notebook",
+        description="The fuxi sessions recorded in a saved notebook's %%fuxi cells. An id "
+        "may be a cell id or a session id, or a unique prefix of at least "
+        f"{MIN_PREFIX} characters of one.")
+    actions = sessions.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="a table of the notebook's sessions")
+    listing.add_argument("notebook", metavar="NOTEBOOK.ipynb")
+    show = actions.add_parser("show", help="the transcript of a session or cell (default: all)")
+    show.add_argument("notebook", metavar="NOTEBOOK.ipynb")
+    show.add_argument("id", nargs="?", metavar="SESSION_OR_CELL_ID")
+    show.add_argument("--markdown", action="store_true", help="markdown instead of plain text")
+    export = actions.add_parser("export", help="a session or cell (default: all) as markdown, "
+                                "JSON lines, a Python script or a notebook")
+    export.add_argument("notebook", metavar="NOTEBOOK.ipynb")
+    export.add_argument("id", nargs="?", metavar="SESSION_OR_CELL_ID")
+    export.add_argument("--format", required=True, choices=_FORMATS)
+    export.add_argument("-o", "--output", metavar="FILE",
+                        help="write here (atomically) instead of to stdout")
+
+
+def _sessions_main(args: argparse.Namespace) -> int:
+    from .errors import ConfigurationError
+
+    try:
+        text = _sessions_command(args)
+        if getattr(args, "output", None):
+            _write_file(Path(args.output).expanduser(), text, source=Path(args.notebook))
+        else:
+            _print(text)
+    except ConfigurationError as error:
+        print(f"fuxi sessions: {' '.join(str(error).splitlines())}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print(f"fuxi sessions: {args.notebook} is nested too deeply to read", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _sessions_command(args: argparse.Namespace) -> str:
+    """The text the command prints or writes. Raises ConfigurationError for bad input."""
+    from .errors import ConfigurationError
+    from .sessions import export
+    from .sessions.listing import format_sessions, summarize
+    from .sessions.notebook_file import read_notebook
+
+    notebook = read_notebook(args.notebook)
+    unreadable = [f"cell {c.cell_id or f'#{c.index + 1}'}: record unreadable: {c.problem}"
+                  for c in notebook.cells if c.record is None and c.problem]
+    if args.action == "list":
+        volatile = {c.record.cell_id: c.volatile for c in notebook.cells if c.record}
+        table = format_sessions(summarize(export.notebook_sessions(notebook), volatile))
+        return "\n".join([table, *unreadable])
+    if args.action == "export" and args.format == "notebook" and not args.output:
+        raise ConfigurationError("the notebook format needs -o FILE")
+    chosen = _select(notebook, args.id)
+    if not chosen:
+        raise ConfigurationError(f"no fuxi session is recorded in {notebook.path.name}")
+    if args.id is None:
+        for line in unreadable:
+            print(f"fuxi sessions: warning: {line}", file=sys.stderr)
+    records = [r for _, own in chosen for r in own]
+    if args.action == "show" or args.format == "markdown":
+        return _transcripts(chosen, markdown=args.action == "export" or args.markdown)
+    if args.format == "jsonl":
+        return export.export_jsonl(records)
+    if args.format == "script":
+        return export.export_script(records, notebook=notebook.path.name)
+    import nbformat
+
+    document = export.export_notebook(records, notebook=notebook.path.name)
+    return nbformat.writes(nbformat.from_dict(document))
+
+
+def _transcripts(chosen: _Sessions, *, markdown: bool) -> str:
+    """Each session's transcript under a heading saying which session it is."""
+    from .sessions.export import session_transcript
+
+    parts = []
+    for session_id, records in chosen:
+        cells = {r.cell_id for r in records}
+        heading = f"Session {session_id}"
+        if records[0].parent and records[0].parent not in cells:
+            heading += f" (continues cell {records[0].parent})"
+        heading = f"# {heading}" if markdown else f"{heading}\n{'=' * len(heading)}"
+        parts.append(f"{heading}\n\n{session_transcript(records, markdown=markdown)}")
+    return "\n\n\n".join(parts)
+
+
+def _select(notebook: SavedNotebook, key: str | None) -> _Sessions:
+    """What `key` names: a session, or one cell (all sessions for None).
+
+    Exact ids first; then a unique prefix of at least MIN_PREFIX characters.
+    """
+    from .errors import ConfigurationError
+    from .sessions.export import notebook_sessions
+
+    sessions = notebook_sessions(notebook)
+    if key is None:
+        return sessions
+    for session_id, records in sessions:
+        if session_id == key:
+            return [(session_id, records)]
+    exact = notebook.cell(key)
+    if exact is not None:
+        return _cell_selection(exact)
+    matches: dict[str, _Sessions | FuxiCell] = {}
+    if len(key) >= MIN_PREFIX:
+        for session_id, records in sessions:
+            if session_id.startswith(key):
+                matches[f"session {session_id}"] = [(session_id, records)]
+        for cell in notebook.cells:
+            if any(k is not None and k.startswith(key) for k in (cell.key, cell.cell_id)):
+                matches[f"cell {cell.key}"] = cell
+    if not matches:
+        hint = f" (a prefix needs at least {MIN_PREFIX} characters)" if (
+            len(key) < MIN_PREFIX) else ""
+        raise ConfigurationError(f"no session or cell {key!r} in {notebook.path.name}{hint}")
+    if len(matches) > 1:
+        names = ", ".join(sorted(matches)[:5]) + (", ..." if len(matches) > 5 else "")
+        raise ConfigurationError(f"the id prefix {key!r} is ambiguous: it matches {names}")
+    match = next(iter(matches.values()))
+    return match if isinstance(match, list) else _cell_selection(match)
+
+
+def _cell_selection(cell: FuxiCell) -> _Sessions:
+    from .errors import ConfigurationError
+
+    if cell.record is None:
+        why = f" ({cell.problem})" if cell.problem else ""
+        raise ConfigurationError(f"cell {cell.key} has no readable session record{why}")
+    return [(cell.record.session_id, [cell.record])]
+
+
+def _print(text: str) -> None:
+    """Print, in UTF-8 if the terminal's encoding cannot hold the text."""
+    text = text if not text or text.endswith("\n") else text + "\n"
+    try:
+        try:
+            sys.stdout.write(text)
+        except UnicodeEncodeError:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text.encode("utf-8", "replace"))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `... | head`: the reader has gone, which is fine
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _write_file(target: Path, text: str, *, source: Path) -> None:
+    """Write `text` to `target` atomically (a temporary file in its folder, then replace)."""
+    from .errors import ConfigurationError
+
+    if target.exists() and target.resolve() == source.expanduser().resolve():
+        raise ConfigurationError(f"will not overwrite {source}, the notebook the sessions "
+                                 "are read from; choose another -o FILE")
+    text = text if not text or text.endswith("\n") else text + "\n"
+    temporary: str | None = None
+    try:
+        mode = target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask()
+        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                         suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as file:
+            file.write(text)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+        temporary = None
+    except OSError as exc:
+        raise ConfigurationError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from ..errors import ModelError, UnconsumedSteps, UnexpectedModelCall
 from .accumulate import Accumulator
 from .base import ModelRequest, ModelStreamItem, RawEvent
 from .script import Fault, Turn, turn_events
+from .wire_check import request_problem
 
 __all__ = ["ScriptedModel"]
 
@@ -74,6 +75,10 @@ class ScriptedModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamItem]:
         """Play the next step as a stream."""
         self.requests.append(copy.deepcopy(request))
+        problem = request_problem(request.to_wire())
+        if problem is not None:  # what the real API rejects, ScriptedModel rejects too
+            raise ModelError(f"API error {problem[0]}: {problem[1]}", status=problem[0],
+                             retryable=False)
         turn = self._next_turn(request)
         events = turn_events(
             turn,

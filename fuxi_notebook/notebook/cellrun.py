@@ -1,8 +1,11 @@
 """What every `%%fuxi` cell run shares: the result object, the final outputs, the ticker.
 
 A cell's outputs end in the same order however it ran, live or replayed, in JupyterLab or
-headless: notes (one line each), the final display (transcript + session record), then
-what its tools showed (figures, displays). That order is what nbval compares.
+headless: the final display (transcript + session record), then what its tools showed
+(figures, displays). That order is what nbval compares. Notes on how a cell ran (resumed
+from the saved notebook, forked, not replayed) are shown while it runs and kept in the
+final display's metadata: the same cell may continue its conversation from memory or
+from the file, and its outputs must not differ for that.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any
 from ..types import ResultMessage
 from .published import PublishedOutputs
 
-__all__ = ["TICK_SECONDS", "FinalOutputs", "FuxiRun", "note_bundle", "secrets", "ticking"]
+__all__ = ["TICK_SECONDS", "FinalOutputs", "FuxiRun", "note_bundle", "secrets", "ticking",
+           "with_notes"]
 
 TICK_SECONDS = 0.1  # keeps the loop waking so "Interrupt kernel" lands promptly (ipykernel#881)
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -31,6 +35,15 @@ def secrets() -> list[str]:
 def note_bundle(text: str) -> dict[str, str]:
     """One plain line for the cell (a note about how it ran), markdown and text."""
     return {"text/markdown": f"*{text}*", "text/plain": text}
+
+
+def with_notes(metadata: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """Output metadata with the cell's notes under `fuxi.notes`."""
+    if not notes:
+        return metadata
+    fuxi = dict(metadata.get("fuxi") or {})
+    fuxi["notes"] = list(notes)
+    return {**metadata, "fuxi": fuxi}
 
 
 @dataclass

@@ -29,7 +29,7 @@ from .conversations import ConversationPlan, Conversations
 from .identity import CellIdentity, NotebookIdentity
 from .live_cell import Approvals, LiveCell, allow_hint
 from .magic_args import CellArgs, MagicArgsError, parse_cell_line
-from .render import HeadlessRenderer, LiveRenderer, Renderer, TextRenderer, show_notes
+from .render import HeadlessRenderer, LiveRenderer, Renderer, TextRenderer
 from .replay_cell import DivergenceWatch, ReplayMode, has_api_key, replay_mode, replay_summary
 
 __all__ = ["FuxiRun", "NotebookAgent", "detect_frontend"]
@@ -219,7 +219,6 @@ class NotebookAgent:
             session = Session(options, extra_tools=kernel_tools(self.shell),
                               conversation=plan.conversation)
         except ConfigurationError as error:
-            show_notes(notes)
             raise UsageError(f"%%fuxi: {error}") from None
         session.permissions.allow_hint = allow_hint(renderer.interactive)
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,

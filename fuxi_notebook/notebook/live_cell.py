@@ -23,7 +23,7 @@ from ..options import (
     ToolPermissionContext,
 )
 from ..types import ResultMessage
-from .cellrun import FinalOutputs, FuxiRun, secrets, ticking
+from .cellrun import FinalOutputs, FuxiRun, secrets, ticking, with_notes
 from .published import PublishedOutputs
 from .render import Renderer
 
@@ -137,7 +137,8 @@ class LiveCell:
             messages=self.session.history[start:] + self.session.pending_messages(),
             approvals=self._approvals(), result=self.result, secrets=secrets(),
             shown_images=self.published.image_digests())
-        self.final = FinalOutputs(data, metadata, self.notes, self.published)
+        self.final = FinalOutputs(data, with_notes(metadata, self.notes), self.notes,
+                                  self.published)
         self.record = record
         self.renderer.finish(self.final)
         return FuxiRun(result=self.result, record=record, cell_id=self.cell_id)

@@ -21,7 +21,7 @@ from IPython.display import clear_output, display
 
 from ..options import ToolPermissionContext
 from ..types import AssistantMessage, Message, StreamEvent, ToolUseBlock, UserMessage
-from .cellrun import FinalOutputs, note_bundle
+from .cellrun import FinalOutputs
 from .view import LiveView, tool_summary
 
 __all__ = ["Answer", "Coalescer", "HeadlessRenderer", "LiveRenderer", "Renderer", "TextRenderer"]
@@ -51,14 +51,8 @@ class Renderer(Protocol):
     def finish(self, final: FinalOutputs) -> None: ...
 
 
-def show_notes(notes: list[str]) -> None:
-    for note in notes:
-        display(note_bundle(note), raw=True)
-
-
 def show_final(final: FinalOutputs, *, republish: bool) -> None:
-    """Notes, the final display, then (after a clear) the tool outputs again."""
-    show_notes(final.notes)
+    """The final display, then (after a clear) the tool outputs again."""
     display(final.data, raw=True, metadata=final.metadata)
     if republish and final.published is not None:
         final.published.republish()
@@ -111,7 +105,8 @@ class LiveRenderer:
         self.coalescer = Coalescer(self._draw)
 
     def start(self, prompt: str, notes: list[str]) -> None:
-        show_notes(notes)
+        for note in notes:
+            self.view.items.append(["note", note])
         self._handle = display(self._bundle(), raw=True, display_id=True)
 
     def _bundle(self) -> dict[str, str]:

@@ -21,10 +21,10 @@ from ..agent.session import Session, reminder
 from ..sessions.record import SessionRecord
 from ..sessions.replay import Divergence, RecordedApprovals
 from ..types import ResultMessage
-from .cellrun import FinalOutputs, FuxiRun, ticking
+from .cellrun import FinalOutputs, FuxiRun, ticking, with_notes
 from .outputs import record_outputs
 from .published import PublishedOutputs
-from .render import Renderer, show_final, show_notes
+from .render import Renderer, show_final
 from .replay_cell import DivergenceWatch
 
 __all__ = ["ReplayCell"]
@@ -42,11 +42,10 @@ class ReplayCell:
         self.notes, self.context, self.shell = notes, context, shell
         self.published = PublishedOutputs(shell)
         data, metadata = record_outputs(record, {**volatile, "replayed": mode})
-        self.final = FinalOutputs(data, metadata, notes, self.published)
+        self.final = FinalOutputs(data, with_notes(metadata, notes), notes, self.published)
         self.result: ResultMessage | None = None
 
     async def play(self, body: str) -> FuxiRun:
-        show_notes(self.notes)
         display(self.final.data, raw=True, metadata=self.final.metadata, display_id=True)
         run = Run(self.session)
         content = [*([reminder(f"Kernel context (what the user's notebook holds now):\n"

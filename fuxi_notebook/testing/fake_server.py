@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from ..models.script import Fault, Step, Turn, turn_events
+from ..models.wire_check import request_problem
 from ._api import (
     DEFAULT_CUT_TURN,
     STATUS_FOR_TYPE,
@@ -313,6 +314,13 @@ class FakeMessagesServer:
             with self._lock:
                 self._count_requests.append(body)
             return await self._send_json(writer, 200, {"input_tokens": count_tokens(body)})
+        problem = request_problem(body, size=len(request.body or b""))
+        if problem is not None:  # what the real API rejects, the fake rejects too
+            with self._lock:
+                self._requests.append(body)
+                self._errors.append(f"rejected request: {problem[1]}")
+            kind = "request_too_large" if problem[0] == 413 else "invalid_request_error"
+            return await self._send_error(writer, problem[0], kind, problem[1])
         step = self._take_step(body, dict(request.headers))
         return await self._respond(self._resolve(step, body), body, writer)
 

@@ -1,0 +1,129 @@
+"""What the Messages API rejects in a request, checked offline.
+
+`ScriptedModel` and the fake server (`testing.FakeMessagesServer`) answer such a request
+with the error the real API gives (HTTP 400 / 413), so a test that produces an invalid
+conversation fails the way production would, instead of passing against a lenient fake.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+__all__ = ["MAX_REQUEST_BYTES", "request_problem"]
+
+#: The API's request size limit (413 request_too_large above it).
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+
+_MAGIC = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+}
+
+
+def request_problem(body: dict[str, Any], *, size: int | None = None) -> tuple[int, str] | None:
+    """`(status, message)` the API would answer `body` with, or None if it is valid."""
+    if size is None:
+        size = len(json.dumps(body, default=str))
+    if size > MAX_REQUEST_BYTES:
+        return 413, f"request size {size} exceeds the limit of {MAX_REQUEST_BYTES} bytes"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return 400, "messages: at least one message is required"
+    for index, message in enumerate(messages):
+        problem = _message_problem(index, message, messages)
+        if problem:
+            return 400, problem
+    return None
+
+
+def _blocks(message: dict[str, Any]) -> list[Any]:
+    content = message.get("content")
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(
+        content if isinstance(content, list) else [])
+
+
+def _message_problem(index: int, message: Any, messages: list[Any]) -> str | None:
+    where = f"messages.{index}"
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        role = message.get("role") if isinstance(message, dict) else None
+        return f"{where}.role: Input should be 'user' or 'assistant' (got {role!r})"
+    if index == 0 and message["role"] != "user":
+        return f"{where}: the first message must use the 'user' role"
+    if not isinstance(message.get("content"), str | list):
+        return f"{where}.content: Input should be a string or a list of content blocks"
+    for number, block in enumerate(_blocks(message)):
+        problem = _image_problem(block)
+        if problem:
+            return f"{where}.content.{number}: {problem}"
+    if message["role"] == "assistant":
+        return _answered(index, message, messages)
+    return _results_expected(index, message, messages)
+
+
+def _tool_ids(message: dict[str, Any], kind: str, key: str) -> list[str]:
+    return [str(b.get(key)) for b in _blocks(message) if isinstance(b, dict)
+            and b.get("type") == kind]
+
+
+def _answered(index: int, message: dict[str, Any], messages: list[Any]) -> str | None:
+    calls = _tool_ids(message, "tool_use", "id")
+    if not calls or index == len(messages) - 1:
+        return None
+    following = messages[index + 1]
+    results = _tool_ids(following, "tool_result", "tool_use_id") if isinstance(
+        following, dict) else []
+    missing = [c for c in calls if c not in results]
+    if missing:
+        return (f"messages.{index + 1}: `tool_use` ids were found without `tool_result` "
+                f"blocks immediately after: {', '.join(missing)}. Each `tool_use` block must "
+                "have a corresponding `tool_result` block in the next message.")
+    return None
+
+
+def _results_expected(index: int, message: dict[str, Any], messages: list[Any]) -> str | None:
+    results = _tool_ids(message, "tool_result", "tool_use_id")
+    if not results:
+        return None
+    previous = messages[index - 1] if index else None
+    calls = _tool_ids(previous, "tool_use", "id") if isinstance(previous, dict) and (
+        previous.get("role") == "assistant") else []
+    unexpected = [r for r in results if r not in calls]
+    if unexpected:
+        return (f"messages.{index}.content: unexpected `tool_use_id` found in `tool_result` "
+                f"blocks: {', '.join(unexpected)}. Each `tool_result` block must have a "
+                "corresponding `tool_use` block in the previous message.")
+    if len(set(results)) != len(results):
+        return f"messages.{index}.content: a `tool_use_id` is answered more than once"
+    return None
+
+
+def _image_problem(block: Any) -> str | None:
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+        for inner in block["content"]:
+            problem = _image_problem(inner)
+            if problem:
+                return problem
+        return None
+    source = block.get("source")
+    if block.get("type") != "image" or not isinstance(source, dict):
+        return None
+    if source.get("type") != "base64":
+        return None if source.get("type") == "url" else (
+            f"image source type {source.get('type')!r} is not supported")
+    media = source.get("media_type")
+    if media not in _MAGIC:
+        return f"image media_type {media!r} is not one of {', '.join(_MAGIC)}"
+    try:
+        head = base64.b64decode(str(source.get("data", ""))[:64], validate=True)
+    except (binascii.Error, ValueError):
+        return "image data is not valid base64"
+    if not head.startswith(_MAGIC[media]):
+        return f"Image does not match the provided media type {media}"
+    return None

@@ -1,0 +1,178 @@
+"""Record the example notebooks in `notebooks/` from their specs in `scripts/notebooks/`.
+
+    .venv/bin/python scripts/record_notebooks.py [NAME ...] [--check]
+
+Each notebook is built from its spec (markdown, code and `%%fuxi` cells with fixed cell
+ids), then run cell by cell in a real kernel by a minimal JupyterLab-like frontend
+(`fuxi_notebook.testing.frontend`): cells carry their ids, approval cards are answered by
+clicking the buttons the spec names, display updates are applied, a `restart()` marker
+saves the notebook and restarts the kernel. The outputs are written back with nbformat.
+
+Without ANTHROPIC_API_KEY the model turns come from the spec, served over real HTTP by
+`FakeMessagesServer` (the real `anthropic` client talks to it); recording twice gives
+byte-identical notebooks (timings are left out of their metadata). With ANTHROPIC_API_KEY
+set the real API answers instead, and the spec's turns are not used.
+
+`--check` records again in place and compares with the committed notebooks (which it
+puts back afterwards). Records hold the folder they ran in, so a check must run in the
+same folder; `--out DIR` records into another folder (with a copy of notebooks/' files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = Path(__file__).resolve().parent / "notebooks"
+NOTEBOOKS = ROOT / "notebooks"
+ORDER = ("quickstart", "code_work", "sessions", "ci_and_batch")
+_VOLATILE = ("duration_ms", "duration_api_ms", "finished_at")
+_TAGS_RAISES = ["raises-exception"]
+
+
+def _spec(name: str) -> Any:
+    sys.path[:0] = [str(SPECS), str(ROOT)]
+    try:
+        return importlib.import_module(name)
+    finally:
+        del sys.path[:2]
+
+
+def build(name: str, spec: Any) -> Any:
+    """The notebook of `spec`, without outputs, with deterministic cell ids."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                  "language": "python"},
+                   "language_info": {"name": "python"}}
+    prefix = "".join(word[0] for word in name.split("_"))
+    for index, cell in enumerate(c for c in spec.CELLS if c.kind != "restart"):
+        cell_id = f"{prefix}-{index:02d}"
+        if cell.kind == "markdown":
+            nb.cells.append(nbformat.v4.new_markdown_cell(cell.source, id=cell_id))
+        else:
+            made = nbformat.v4.new_code_cell(cell.source, id=cell_id)
+            if cell.raises:
+                made.metadata["tags"] = list(_TAGS_RAISES)
+            nb.cells.append(made)
+    return nb
+
+
+def record(name: str, out_dir: Path, *, live: bool) -> Path:
+    """Run the notebook `name` and write it (with outputs) into `out_dir`."""
+    import nbformat
+
+    from fuxi_notebook.testing import FakeMessagesServer
+    from fuxi_notebook.testing.frontend import NotebookFrontend
+
+    spec = _spec(name)
+    nb = build(name, spec)
+    path = out_dir / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    steps = [turn for cell in spec.CELLS for turn in cell.turns]
+    server = FakeMessagesServer(steps) if not live else None
+    env = {"FUXI_NOTEBOOK": str(path), "FUXI_REPLAY": "off", "MPLBACKEND": "Agg",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "PYTHONHASHSEED": "0", "FUXI_BLOCK_REAL_API": "0" if live else "1"}
+    if server is not None:
+        server.start()
+        env |= {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "fake-recording-key"}
+    frontend = NotebookFrontend(cwd=str(out_dir), env=env).start()
+    try:
+        _run(spec, nb, path, frontend)
+    finally:
+        frontend.close()
+        if server is not None:
+            server.stop()
+    if server is not None and (server.remaining or server.errors):
+        raise SystemExit(f"{name}: {server.remaining} scripted turns unused, "
+                         f"errors: {server.errors}")
+    if not live:
+        _drop_timings(nb)
+    nbformat.validate(nb)
+    nbformat.write(nb, path)
+    return path
+
+
+def _run(spec: Any, nb: Any, path: Path, frontend: Any) -> None:
+    import nbformat
+
+    cells = iter(nb.cells)
+    for item in spec.CELLS:
+        if item.kind == "restart":
+            nbformat.write(nb, path)  # what the restarted kernel continues from
+            frontend.restart()
+            continue
+        cell = next(cells)
+        if item.kind != "code":
+            continue
+        clicks = list(item.clicks)
+
+        def decide(card: Any, clicks: list[Any] = clicks) -> tuple[str, str | None]:
+            choice = clicks.pop(0) if clicks else "Allow"
+            label, reason = choice if isinstance(choice, tuple) else (choice, None)
+            return label, reason
+
+        status = frontend.execute(cell, decide=decide)
+        if (status == "error") != item.raises:
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            raise SystemExit(f"cell {cell.id} ended with {status}: {errors or cell.outputs}")
+        if clicks:
+            raise SystemExit(f"cell {cell.id}: approvals not asked: {clicks}")
+
+
+def _drop_timings(nb: Any) -> None:
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            fuxi = output.get("metadata", {}).get("fuxi")
+            if isinstance(fuxi, dict):
+                for key in _VOLATILE:
+                    fuxi.pop(key, None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help=f"default: {' '.join(ORDER)}")
+    parser.add_argument("--check", action="store_true",
+                        help="record again in place and compare with the committed notebooks")
+    parser.add_argument("--out", type=Path, help="record into this folder instead")
+    args = parser.parse_args(argv)
+    live = bool(os.environ.get("ANTHROPIC_API_KEY")) and not args.check
+    names = args.names or list(ORDER)
+    if args.out is not None:
+        shutil.copytree(NOTEBOOKS, args.out, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("*.ipynb", "work"))
+    target = args.out or NOTEBOOKS
+    if not args.check:
+        for name in names:
+            print(f"recorded {record(name, target, live=live)}{' (live API)' if live else ''}")
+        return 0
+    different = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in names:
+            committed = target / f"{name}.ipynb"
+            kept = Path(scratch) / committed.name
+            shutil.copy2(committed, kept)
+            try:
+                if not filecmp.cmp(record(name, target, live=False), kept, shallow=False):
+                    different.append(name)
+            finally:
+                shutil.copy2(kept, committed)
+    if different:
+        print(f"differ from the committed notebooks: {', '.join(different)}")
+        return 1
+    print(f"identical: {', '.join(names)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
