@@ -35,7 +35,12 @@ Decide = Callable[[Card], tuple[str, str | None] | None]
 class NotebookFrontend:
     """One kernel and the notebook cells it runs (see the module docstring)."""
 
-    def __init__(self, *, cwd: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *, cwd: str, env: dict[str, str] | None = None,
+                 cell_ids: bool = True) -> None:
+        """Args:
+            cell_ids: send each cell's id as JupyterLab does (False: as nbclient and nbval,
+                which send none).
+        """
         from jupyter_client import KernelManager
         from jupyter_client.kernelspec import KernelSpec
 
@@ -44,6 +49,7 @@ class NotebookFrontend:
             argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             display_name="fuxi-frontend", language="python", interrupt_mode="signal")
         self.cwd, self.env = cwd, {**os.environ, **(env or {})}
+        self.cell_ids = cell_ids
         self.kc: Any = None
         self.count = 0
 
@@ -55,9 +61,10 @@ class NotebookFrontend:
         return self
 
     def restart(self) -> None:
-        """Restart the kernel (a new process: the namespace and conversation are gone)."""
-        self.close()
-        self.start()
+        """Restart the kernel as "Restart kernel" does (a new process on the same
+        connection: the namespace and the conversation in memory are gone)."""
+        self.km.restart_kernel(now=True)
+        self.kc.wait_for_ready(timeout=60)
 
     def close(self) -> None:
         if self.kc is not None:
@@ -78,11 +85,13 @@ class NotebookFrontend:
         content = {"code": cell.source, "silent": False, "store_history": True,
                    "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
         message = self.kc.session.msg("execute_request", content)
-        message["metadata"] = {"cellId": cell.get("id"), "deletedCells": [],
-                               "recordTiming": False}
+        if self.cell_ids:
+            message["metadata"] = {"cellId": cell.get("id"), "deletedCells": [],
+                                   "recordTiming": False}
         self.kc.shell_channel.send(message)
         outputs = _Outputs()
-        status = self._pump(message["header"]["msg_id"], outputs, decide, timeout)
+        self._pump(message["header"]["msg_id"], outputs, decide, timeout)
+        status = self._reply(message["header"]["msg_id"], timeout)
         if counted:
             self.count += 1
             cell.execution_count = self.count
@@ -90,10 +99,9 @@ class NotebookFrontend:
         return status
 
     def _pump(self, msg_id: str, outputs: _Outputs, decide: Decide | None,
-              timeout: float) -> str:
+              timeout: float) -> None:
         deadline = time.monotonic() + timeout
         card = Card()
-        status = "ok"
         idle = False
         while not idle:
             if time.monotonic() > deadline:
@@ -109,9 +117,6 @@ class NotebookFrontend:
                 continue
             if kind == "status" and body["execution_state"] == "idle":
                 idle = True
-            elif kind == "error":
-                status = "error"
-                outputs.add(message)
             elif kind == "display_data" and "application/vnd.jupyter.widget-view+json" in (
                     body.get("data") or {}):
                 outputs.add(message)
@@ -120,7 +125,18 @@ class NotebookFrontend:
                 card = Card()
             else:
                 outputs.add(message)
-        return status
+
+    def _reply(self, msg_id: str, timeout: float) -> str:
+        """The execute_reply's status (a UsageError shows no error output, only this)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                reply = self.kc.get_shell_msg(timeout=0.2)
+            except queue.Empty:
+                continue
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return str(reply["content"]["status"])
+        raise TimeoutError("no execute_reply")
 
     def _answer(self, card: Card, decide: Decide) -> None:
         choice = decide(card)
