@@ -67,10 +67,15 @@ def _add_sessions_parser(commands: argparse._SubParsersAction[argparse.ArgumentP
 def _sessions_main(args: argparse.Namespace) -> int:
     from .errors import ConfigurationError
 
+    output = Path(args.output).expanduser() if getattr(args, "output", None) else None
     try:
-        text = _sessions_command(args)
-        if getattr(args, "output", None):
-            _write_file(Path(args.output).expanduser(), text, source=Path(args.notebook))
+        if output is not None and output.exists() and (
+                output.resolve() == Path(args.notebook).expanduser().resolve()):
+            raise ConfigurationError(f"will not overwrite {args.notebook}, the notebook the "
+                                     "sessions are read from; choose another -o FILE")
+        text, warnings = _sessions_command(args)
+        if output is not None:
+            _write_file(output, text)
         else:
             _print(text)
     except ConfigurationError as error:
@@ -79,11 +84,13 @@ def _sessions_main(args: argparse.Namespace) -> int:
     except RecursionError:
         print(f"fuxi sessions: {args.notebook} is nested too deeply to read", file=sys.stderr)
         return 2
+    for warning in warnings:
+        print(f"fuxi sessions: warning: {warning}", file=sys.stderr)
     return 0
 
 
-def _sessions_command(args: argparse.Namespace) -> str:
-    """The text the command prints or writes. Raises ConfigurationError for bad input."""
+def _sessions_command(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """`(text to print or write, warnings)`. Raises ConfigurationError for bad input."""
     from .errors import ConfigurationError
     from .sessions import export
     from .sessions.listing import format_sessions, summarize
@@ -95,26 +102,24 @@ def _sessions_command(args: argparse.Namespace) -> str:
     if args.action == "list":
         volatile = {c.record.cell_id: c.volatile for c in notebook.cells if c.record}
         table = format_sessions(summarize(export.notebook_sessions(notebook), volatile))
-        return "\n".join([table, *unreadable])
+        return "\n".join([table, *unreadable]), []
     if args.action == "export" and args.format == "notebook" and not args.output:
         raise ConfigurationError("the notebook format needs -o FILE")
     chosen = _select(notebook, args.id)
     if not chosen:
         raise ConfigurationError(f"no fuxi session is recorded in {notebook.path.name}")
-    if args.id is None:
-        for line in unreadable:
-            print(f"fuxi sessions: warning: {line}", file=sys.stderr)
+    warnings = unreadable if args.id is None else []  # left out of "everything"
     records = [r for _, own in chosen for r in own]
     if args.action == "show" or args.format == "markdown":
-        return _transcripts(chosen, markdown=args.action == "export" or args.markdown)
+        return _transcripts(chosen, markdown=args.action == "export" or args.markdown), warnings
     if args.format == "jsonl":
-        return export.export_jsonl(records)
+        return export.export_jsonl(records), warnings
     if args.format == "script":
-        return export.export_script(records, notebook=notebook.path.name)
+        return export.export_script(records, notebook=notebook.path.name), warnings
     import nbformat
 
     document = export.export_notebook(records, notebook=notebook.path.name)
-    return nbformat.writes(nbformat.from_dict(document))
+    return nbformat.writes(nbformat.from_dict(document)), warnings
 
 
 def _transcripts(chosen: _Sessions, *, markdown: bool) -> str:
@@ -191,13 +196,10 @@ def _print(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _write_file(target: Path, text: str, *, source: Path) -> None:
+def _write_file(target: Path, text: str) -> None:
     """Write `text` to `target` atomically (a temporary file in its folder, then replace)."""
     from .errors import ConfigurationError
 
-    if target.exists() and target.resolve() == source.expanduser().resolve():
-        raise ConfigurationError(f"will not overwrite {source}, the notebook the sessions "
-                                 "are read from; choose another -o FILE")
     text = text if not text or text.endswith("\n") else text + "\n"
     temporary: str | None = None
     try:

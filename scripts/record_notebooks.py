@@ -8,6 +8,11 @@ ids), then run cell by cell in a real kernel by a minimal JupyterLab-like fronte
 clicking the buttons the spec names, display updates are applied, a `restart()` marker
 saves the notebook and restarts the kernel. The outputs are written back with nbformat.
 
+A spec with `HEADLESS = True` is run the way a scheduler or CI runs a notebook instead:
+with `nbclient`, which sends no cell ids, so nothing can be clicked and the permission
+policy decides every call (no `clicks`, no `restart()`). `FOLDER = "batch"` puts a
+notebook into that subfolder of `notebooks/` (its kernel runs there).
+
 Without ANTHROPIC_API_KEY the model turns come from the spec, served over real HTTP by
 `FakeMessagesServer` (the real `anthropic` client talks to it); recording twice gives
 byte-identical notebooks (timings are left out of their metadata). With ANTHROPIC_API_KEY
@@ -33,7 +38,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = Path(__file__).resolve().parent / "notebooks"
 NOTEBOOKS = ROOT / "notebooks"
-ORDER = ("quickstart", "code_work", "sessions", "ci_and_batch")
+# monthly_report (notebooks/batch/) comes before ci_and_batch, which replays it
+ORDER = ("quickstart", "code_work", "sessions", "monthly_report", "ci_and_batch")
 _VOLATILE = ("duration_ms", "duration_api_ms", "finished_at")
 _TAGS_RAISES = ["raises-exception"]
 
@@ -67,6 +73,12 @@ def build(name: str, spec: Any) -> Any:
     return nb
 
 
+def notebook_path(name: str, out_dir: Path, spec: Any = None) -> Path:
+    """Where the notebook of `name` lives under `out_dir` (in the spec's FOLDER, if any)."""
+    spec = spec if spec is not None else _spec(name)
+    return out_dir / getattr(spec, "FOLDER", "") / f"{name}.ipynb"
+
+
 def record(name: str, out_dir: Path, *, live: bool) -> Path:
     """Run the notebook `name` and write it (with outputs) into `out_dir`."""
     import nbformat
@@ -76,7 +88,8 @@ def record(name: str, out_dir: Path, *, live: bool) -> Path:
 
     spec = _spec(name)
     nb = build(name, spec)
-    path = out_dir / f"{name}.ipynb"
+    path = notebook_path(name, out_dir, spec)
+    path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
     steps = [turn for cell in spec.CELLS for turn in cell.turns]
     server = FakeMessagesServer(steps) if not live else None
@@ -86,11 +99,16 @@ def record(name: str, out_dir: Path, *, live: bool) -> Path:
     if server is not None:
         server.start()
         env |= {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "fake-recording-key"}
-    frontend = NotebookFrontend(cwd=str(out_dir), env=env).start()
     try:
-        _run(spec, nb, path, frontend)
+        if getattr(spec, "HEADLESS", False):
+            _run_headless(spec, nb, path, env)
+        else:
+            frontend = NotebookFrontend(cwd=str(path.parent), env=env).start()
+            try:
+                _run(spec, nb, path, frontend)
+            finally:
+                frontend.close()
     finally:
-        frontend.close()
         if server is not None:
             server.stop()
     if server is not None and (server.remaining or server.errors):
@@ -130,6 +148,42 @@ def _run(spec: Any, nb: Any, path: Path, frontend: Any) -> None:
             raise SystemExit(f"cell {cell.id}: approvals not asked: {clicks}")
 
 
+def _run_headless(spec: Any, nb: Any, path: Path, env: dict[str, str]) -> None:
+    """Execute `nb` with nbclient, as a scheduler or CI would: no cell ids, no clicks."""
+    from nbclient import NotebookClient
+
+    if any(item.kind == "restart" or item.clicks for item in spec.CELLS):
+        raise SystemExit(f"{path.name}: a headless notebook has no restart() and no clicks")
+    metadata = dict(nb.metadata)  # nbclient adds the kernel's language_info (its version)
+    client = NotebookClient(nb, km=_this_python_kernel(), timeout=120, allow_errors=True,
+                            record_timing=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute(env={**os.environ, **env})
+    nb.metadata = metadata
+    code_items = [item for item in spec.CELLS if item.kind == "code"]
+    for item, cell in zip(code_items, (c for c in nb.cells if c.cell_type == "code"),
+                          strict=True):
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        if bool(errors) != item.raises:
+            raise SystemExit(f"cell {cell.id} {'ended with' if errors else 'did not raise'}: "
+                             f"{errors or cell.outputs}")
+
+
+def _this_python_kernel() -> Any:
+    """A kernel manager whose kernel runs this Python (like nbval --nbval-current-env)."""
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+
+    class ThisPython(KernelSpecManager):
+        def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+            return KernelSpec(argv=[sys.executable, "-m", "ipykernel_launcher", "-f",
+                                    "{connection_file}"],
+                              display_name="Python 3", language="python",
+                              interrupt_mode="signal")
+
+    return KernelManager(kernel_spec_manager=ThisPython())
+
+
 def _drop_timings(nb: Any) -> None:
     for cell in nb.cells:
         for output in cell.get("outputs", []):
@@ -159,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     different = []
     with tempfile.TemporaryDirectory() as scratch:
         for name in names:
-            committed = target / f"{name}.ipynb"
+            committed = notebook_path(name, target)
             kept = Path(scratch) / committed.name
             shutil.copy2(committed, kept)
             try:

@@ -8,6 +8,7 @@ cell magic exists for `%%fuxi?` help and explains what went wrong if ever called
 
 from __future__ import annotations
 
+import os
 import shlex
 from typing import Any
 
@@ -191,8 +192,26 @@ def _session_summary(agent: Any) -> str:
             f"${session.usage.cost_usd:.4f}")
 
 
+#: What the first `%%fuxi` cell needs, imported in the background once the extension is
+#: loaded, so that `%load_ext` stays instant and the first cell does not pay for it.
+PRELOAD = ("fuxi_notebook.notebook.controller", "fuxi_notebook.notebook.kernel_tools",
+           "fuxi_notebook.notebook.live_cell", "fuxi_notebook.notebook.replay_run",
+           "fuxi_notebook.notebook.approval_widgets", "fuxi_notebook.models.replay",
+           "fuxi_notebook.permissions.shell_parse", "jsonschema", "anthropic", "httpx2")
+
+
+def _preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the first cell imports it again and reports the error
+            continue
+
+
 def load_ipython_extension(shell: Any) -> None:
-    """Register the transformer and the magics (the agent itself loads on first use)."""
+    """Register the transformer and the magics; the agent loads in the background."""
     problem = _kernel_version_problem(shell)
     if problem:
         raise UsageError(problem)
@@ -200,6 +219,10 @@ def load_ipython_extension(shell: Any) -> None:
     if transform_fuxi_cell not in transformers:
         transformers.insert(0, transform_fuxi_cell)
     shell.register_magics(FuxiMagics)
+    if os.environ.get("FUXI_PRELOAD", "1") != "0":
+        import threading
+
+        threading.Thread(target=_preload, name="fuxi-preload", daemon=True).start()
 
 
 def unload_ipython_extension(shell: Any) -> None:

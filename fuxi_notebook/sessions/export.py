@@ -14,8 +14,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import nbformat
-
 from .notebook_file import SavedNotebook
 from .record import SessionRecord
 from .transcript import input_summary, render_transcript, render_transcript_text
@@ -72,18 +70,27 @@ class _Step:
 
 
 def _cells(records: Sequence[SessionRecord]) -> list[tuple[SessionRecord, list[_Step]]]:
-    """Every record with its tool calls as steps, in order."""
-    results: dict[str, tuple[str, bool]] = {}
-    for record in records:  # an owed result may come with the next cell's prompt
-        for message in record.messages:
-            for block in _blocks(message) if message["role"] == "user" else []:
-                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"),
-                                                                     str):
-                    results[block["tool_use_id"]] = (_result_text(block.get("content")),
-                                                     bool(block.get("is_error")))
-    denied = {a.tool_use_id for r in records for a in r.approvals if a.decision == "deny"}
-    return [(record, [_step(call, results.get(call["id"]), call["id"] in denied)
-                      for call in _calls(record)]) for record in records]
+    """Every record with its tool calls as steps, in order.
+
+    A call's result is in its own record, or, if the run ended owing it, in the next one's
+    first message. Tool use ids are looked up per record: hand-made ones may repeat.
+    """
+    results = [_results(record) for record in records]
+    cells = []
+    for index, record in enumerate(records):
+        owed = results[index + 1] if index + 1 < len(records) else {}
+        denied = {a.tool_use_id for a in record.approvals if a.decision == "deny"}
+        cells.append((record, [
+            _step(call, results[index].get(call["id"], owed.get(call["id"])),
+                  call["id"] in denied) for call in _calls(record)]))
+    return cells
+
+
+def _results(record: SessionRecord) -> dict[str, tuple[str, bool]]:
+    """Tool use id -> (result text, is_error) of the results in a record."""
+    return {b["tool_use_id"]: (_result_text(b.get("content")), bool(b.get("is_error")))
+            for m in record.messages if m["role"] == "user" for b in _blocks(m)
+            if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)}
 
 
 def _calls(record: SessionRecord) -> list[dict[str, Any]]:
@@ -211,6 +218,8 @@ def export_script(records: Sequence[SessionRecord], *, notebook: str | None = No
 def export_notebook(records: Sequence[SessionRecord], *,
                     notebook: str | None = None) -> dict[str, Any]:
     """The code as an nbformat v4 notebook: the prompts as markdown, calls as code cells."""
+    import nbformat  # here: it loads jsonschema, seconds that the other exports need not pay
+
     cells: list[Any] = [nbformat.v4.new_markdown_cell("\n\n".join(_header(records, notebook))),
                         nbformat.v4.new_code_cell("from pathlib import Path")]
     for record, steps in _cells(records):

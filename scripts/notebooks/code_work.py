@@ -95,9 +95,8 @@ changes course instead of retrying.
          tool_use("Edit", {"file_path": "salestools/summary.py", "old_string": OLD_LOOP,
                            "new_string": NEW_LOOP})],
         [tool_use("Bash", {"command": "python3 check_summary.py"})],
-        [text("Both checks pass. The bug also hid an edge case no check covers: a window "
-              "longer than the list should give no means at all. I'll add that to the "
-              "checks."),
+        [text("Both checks pass. One edge case has no check yet: a window longer than "
+              "the list should give no means at all. I'll add that to the checks."),
          tool_use("Edit", {"file_path": "check_summary.py", "old_string": EDGE_CHECK_OLD,
                            "new_string": EDGE_CHECK_NEW})],
         [text("Understood, I'll leave `check_summary.py` as it is and check the edge cases "

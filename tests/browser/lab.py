@@ -237,6 +237,11 @@ class NotebookPage:
         self.cell(index).locator(".jp-InputPrompt").first.click()
         self.page.keyboard.press("Control+Enter")
 
+    def run_all(self) -> None:
+        """Menu Run → Run All Cells, as a person does it (the cells run one after another)."""
+        self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        self.page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+
     def is_running(self, index: int) -> bool:
         return "*" in self.cell(index).locator(".jp-InputPrompt").first.inner_text()
 

@@ -58,10 +58,10 @@ def test_load_ext_is_fast_and_help_shows_usage(tmp_path):
     try:
         timing = fresh_kernel.run(
             "import time, sys\nt = time.perf_counter()\n%load_ext fuxi_notebook\n"
-            "print(time.perf_counter() - t, 'anthropic' in sys.modules)")
+            "print(time.perf_counter() - t)")
         assert timing.status == "ok", timing.messages
-        seconds, heavy = timing.stdout.split()
-        assert float(seconds) < 0.3 and heavy == "False"  # PRODUCT.md budget; no anthropic
+        # PRODUCT.md budget: the agent (and anthropic, ~1.5 s) load in the background
+        assert float(timing.stdout.split()[0]) < 0.3
         helped = fresh_kernel.run("%%fuxi?\n")
         text_out = json.dumps(helped.reply["content"].get("payload"))  # help goes to the pager
         assert "--max-budget-usd" in text_out and "Examples" in text_out

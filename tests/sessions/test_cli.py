@@ -139,7 +139,7 @@ def test_show_a_cell_by_its_id(notebook):
     assert out.startswith(f"Session {SID_A} (continues cell cell-one)\n")
     assert "=== cell cell-two: Write the greeting file ===\n\n> Write the greeting file\n" in out
     assert "Bash: rm -rf out (denied by you) ✗ error" in out
-    assert "cell-one" not in out and "cell-fork" not in out
+    assert "=== cell cell-one" not in out and "cell-fork" not in out
 
 
 def test_show_a_session_by_a_prefix_of_its_id(notebook):
@@ -164,7 +164,7 @@ def test_show_everything_warns_about_unreadable_records(notebook):
 def test_show_markdown(notebook):
     out = _ok(fuxi("sessions", "show", notebook, "cell-one", "--markdown"))
 
-    assert out.startswith(f"# Session {SID_A}\n\n## cell cell\\-one: Fix the failing test\n\n")
+    assert out.startswith(f"# Session {SID_A}\n\n## cell cell-one: Fix the failing test\n\n")
     assert "**Edit** `src/add.js`" in out
 
 
@@ -177,7 +177,7 @@ def test_export_markdown_to_a_file_atomically(notebook, tmp_path):
     assert _ok(done) == ""
     text = target.read_text()
     assert text.startswith(f"# Session {SID_A}\n")
-    assert "## cell cell\\-two: Write the greeting file" in text and "cell-fork" not in text
+    assert "## cell cell-two: Write the greeting file" in text and "cell-fork" not in text
     assert text.endswith("\n")
     assert [p.name for p in target.parent.iterdir()] == ["session.md"]  # no temporary left
 
@@ -304,7 +304,7 @@ def test_session_transcript_heads_each_cell():
     assert text.startswith("=== cell cell-one: Fix the failing test ===\n\n> Fix the failing")
     assert "\n\n=== cell cell-two: Write the greeting file ===\n\n" in text
     md = session_transcript([two], markdown=True)
-    assert md.startswith("## cell cell\\-two: Write the greeting file\n\n> Write the greeting")
+    assert md.startswith("## cell cell-two: Write the greeting file\n\n> Write the greeting")
 
 
 def test_export_jsonl_keeps_unicode_and_one_line_per_message():
@@ -355,6 +355,14 @@ def test_script_keeps_what_did_not_run_as_comments():
         assert f"\nsubprocess.run('{not_run}'" not in source
 
 
+def test_tool_use_ids_repeated_in_other_cells_do_not_mix():
+    one, two, _ = _records()  # both use ids t1, t2, t3 ...; cell-one denied its t3
+    source = export_script([one, two])
+    assert "\nsubprocess.run('echo done >> out/hello.txt', shell=True" in source  # two's t3
+    assert "# failed in the run (1 failing: add()): Bash: npm test" in source  # one's t1
+    assert "# denied: Bash: rm -rf node_modules" in source
+
+
 def test_a_result_owed_to_the_next_cell_counts():
     first = build_record(**build_kwargs(cell_id="a", approvals=[], messages=[
         {"role": "user", "content": "go"},
@@ -383,10 +391,14 @@ def test_edit_variants_become_guarded_code(tmp_path):
     assert (tmp_path / "new.txt").read_text() == "c\nb\n"
     assert (tmp_path / "q.txt").read_text() == "it's \"quoted\"\n\\ done"
 
-    (tmp_path / "new.txt").write_text("no match here")  # the guard stops a wrong edit
-    done = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, capture_output=True,
+    (tmp_path / "new.txt").write_text("zzz")  # the guard stops a wrong edit
+    only_edit = _record("c", SID_A, None, "edit", calls[1:2])
+    (tmp_path / "edit.py").write_text(export_script([only_edit]))
+    done = subprocess.run([sys.executable, "edit.py"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
-    assert done.returncode != 0 and "AssertionError" in done.stderr
+    assert done.returncode != 0
+    assert "AssertionError: the text to replace is not in new.txt" in done.stderr
+    assert (tmp_path / "new.txt").read_text() == "zzz"
 
 
 def test_notebook_export_is_valid_deterministic_and_shell_safe():
