@@ -33,7 +33,7 @@ conversation they continue:
 | `%%fuxi --new` | nothing: a new conversation |
 | `%%fuxi --resume CELL_ID` | the conversation that ends with that cell (a session id works too) |
 | `%%fuxi --fork` | like the above, but as a new session: the original branch stays as it was |
-| `%%fuxi` after a kernel restart | the conversation saved in the notebook: the nearest recorded `%%fuxi` cell above |
+| `%%fuxi` after a restart | the one saved in the notebook: of the nearest `%%fuxi` cell above |
 """),
     code("%load_ext fuxi_notebook"),
     md("A few orders to talk about:"),

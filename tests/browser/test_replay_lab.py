@@ -150,7 +150,8 @@ def test_run_all_replays_the_quickstart_after_one_confirmation(quickstart,
     _wait_output(nb, OVERVIEW, "monthly = sales.groupby")  # the code that runs again is listed
     assert nb.is_running(OVERVIEW)
     assert _outputs(nb, PLOT).locator("img").count() == 0  # Run All cleared; it waits
-    nb.screenshot(SCREENSHOTS / "replay.png", index=OVERVIEW)
+    _outputs(nb, OVERVIEW).scroll_into_view_if_needed()
+    nb.screenshot(SCREENSHOTS / "replay.png")
     nb.click(OVERVIEW, "Replay")
 
     _wait_all_done(nb, timeout=120)
@@ -167,4 +168,26 @@ def test_run_all_replays_the_quickstart_after_one_confirmation(quickstart,
     assert notebook.get_by_role("button", name="Cancel", exact=True).count() == 0
     assert "Replay the recorded agent runs?" not in notebook.inner_text()
     assert notebook.locator(STDERR).count() == 0
+    _assert_no_model_call(api)
+
+
+def test_cancel_keeps_the_recorded_outputs_and_runs_nothing(quickstart,
+                                                            api: FakeMessagesServer):
+    from playwright.sync_api import expect
+
+    from .lab import PANEL
+
+    nb = quickstart()
+    nb.run_all()
+    nb.wait_buttons(OVERVIEW, "Replay", "Cancel", timeout=KERNEL_START)
+    nb.click(OVERVIEW, "Cancel")
+    _wait_output(nb, OVERVIEW, "replay cancelled")
+    nb.wait_done(OVERVIEW)
+    _wait_output(nb, OVERVIEW, "48 rows")  # the recorded transcript is shown again
+    for index in (PLOT, AFTER_PLOT):  # Run All stopped at the cancelled cell: not run
+        expect(nb.cell(index).locator(".jp-InputPrompt").first).to_have_text(
+            re.compile(r"^\[ \]:?$"))
+    assert _outputs(nb, PLOT).locator("img").count() == 0
+    notebook = nb.page.locator(PANEL)
+    assert notebook.get_by_role("button", name="Replay", exact=True).count() == 0
     _assert_no_model_call(api)
