@@ -27,7 +27,7 @@ from ..sessions.replay import RecordedApprovals, why_not_replayable
 from .cellrun import FuxiRun, secrets
 from .conversations import ConversationPlan, Conversations
 from .identity import CellIdentity, NotebookIdentity
-from .live_cell import Approvals, LiveCell, allow_hint
+from .live_cell import ALLOW_HINT, Approvals, LiveCell
 from .magic_args import CellArgs, MagicArgsError, parse_cell_line
 from .render import HeadlessRenderer, LiveRenderer, Renderer, TextRenderer
 from .replay_cell import DivergenceWatch, ReplayMode, has_api_key, replay_mode, replay_summary
@@ -170,7 +170,7 @@ class NotebookAgent:
                       notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
         from ..models.replay import ReplayModel, recorded_turns
         from .kernel_tools import kernel_tools
-        from .replay_run import ReplayCell
+        from .replay_run import NOT_REPEATED, RecordedResults, ReplayCell
 
         options = self._options(args)
         options.allowed_tools += [a.rule for r in plan.ancestors for a in r.approvals
@@ -182,12 +182,14 @@ class NotebookAgent:
         conversation = plan.conversation
         before = (list(conversation.history), list(conversation.pending_results),
                   list(conversation.permission_updates))
+        tools = [RecordedResults(t, record) if t.name in NOT_REPEATED else t
+                 for t in kernel_tools(self.shell)]
         try:
-            session = Session(options, extra_tools=kernel_tools(self.shell),
-                              conversation=conversation)
+            session = Session(options, extra_tools=tools, conversation=conversation)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
-        session.permissions.allow_hint = allow_hint(renderer.interactive)
+        session.permissions.allow_hint = ALLOW_HINT
+        approvals.policy = session.permissions.not_allowed
         watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
         volatile = dict(cell.saved.volatile) if cell.saved is not None else {}
         replay = ReplayCell(session, renderer, record, mode=mode.mode, approvals=approvals,
@@ -220,7 +222,7 @@ class NotebookAgent:
                               conversation=plan.conversation)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
-        session.permissions.allow_hint = allow_hint(renderer.interactive)
+        session.permissions.allow_hint = ALLOW_HINT
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
                         options=args.settings(), context=self.context.describe(),
                         notes=notes, shell=self.shell)

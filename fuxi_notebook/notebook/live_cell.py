@@ -27,7 +27,7 @@ from .cellrun import FinalOutputs, FuxiRun, secrets, ticking, with_notes
 from .published import PublishedOutputs
 from .render import Renderer
 
-__all__ = ["Approvals", "LiveCell"]
+__all__ = ["ALLOW_HINT", "Approvals", "LiveCell"]
 
 
 class Approvals:
@@ -154,11 +154,7 @@ class LiveCell:
         return records
 
 
-def allow_hint(interactive: bool) -> str:
-    """How the model should tell the user to allow a tool, in the magic's own terms."""
-    how = ('allow it with %%fuxi --allowed-tools "{tool}" (or a narrower rule such as '
-           '"Bash(git status)")')
-    if interactive:
-        return how
-    return f"nobody could approve it here (a headless run); {how}, or run the cell in a " \
-           "frontend that can click"
+#: How the model should tell the user to allow a tool, in the magic's own terms. The same
+#: in every frontend: a replay must give the model the words the recording gave it.
+ALLOW_HINT = ('allow it with %%fuxi --allowed-tools "{tool}" (or a narrower rule such as '
+              '"Bash(git status)"), or run the cell where someone can approve it')

@@ -19,7 +19,13 @@ from ..agent.loop import run_prompt
 from ..agent.run import Run
 from ..agent.session import Session, reminder
 from ..sessions.record import SessionRecord
-from ..sessions.replay import Divergence, RecordedApprovals
+from ..sessions.replay import (
+    Divergence,
+    RecordedApprovals,
+    recorded_calls,
+    recorded_results,
+)
+from ..tools.base import ToolError, ToolOutput
 from ..types import ResultMessage
 from .cellrun import FinalOutputs, FuxiRun, ticking, with_notes
 from .outputs import record_outputs
@@ -27,7 +33,32 @@ from .published import PublishedOutputs
 from .render import Renderer, show_final
 from .replay_cell import DivergenceWatch
 
-__all__ = ["ReplayCell"]
+__all__ = ["NOT_REPEATED", "RecordedResults", "ReplayCell"]
+
+#: Tools whose effect is on the notebook document itself: the cell an InsertCell call
+#: added is already in the notebook, so a replay answers with the recorded result.
+NOT_REPEATED = frozenset({"InsertCell"})
+
+
+class RecordedResults:
+    """A stand-in for a tool that is not run again on replay: it answers each call with
+    the recorded result of that tool's calls, in order."""
+
+    def __init__(self, tool: Any, record: SessionRecord) -> None:
+        self.name, self.description = tool.name, tool.description
+        self.input_schema, self.read_only = tool.input_schema, tool.read_only
+        calls = recorded_calls(record)
+        results = recorded_results(record)
+        self._answers = [results[i] for i, call in calls.items()
+                         if call.get("name") == tool.name and i in results]
+
+    async def run(self, input: dict[str, Any], ctx: Any) -> ToolOutput:
+        if not self._answers:
+            raise ToolError(f"{self.name} is not run again on replay, and the record holds "
+                            "no further result for it")
+        answer = self._answers.pop(0)
+        return ToolOutput(content=answer.get("content") or "",
+                          is_error=bool(answer.get("is_error")))
 
 
 class ReplayCell:

@@ -167,7 +167,7 @@ class PermissionEngine:
                    reason: str | None, updated: dict[str, Any] | None, *, hard: bool,
                    outside: str | None = None) -> Decision:
         if self.mode == "dontAsk":
-            return Decision("deny", self._not_allowed(tool_name, reason))
+            return Decision("deny", self.not_allowed(tool_name, reason))
         request = await self.hooks.run("PermissionRequest", {
             "tool_name": tool_name, "tool_input": tool_input, "tool_use_id": tool_use_id},
             tool_use_id=tool_use_id, match=tool_name)
@@ -179,7 +179,7 @@ class PermissionEngine:
                 return Decision("allow", updated_input=updated)
             return Decision("deny", f"The permission classifier blocked {tool_name}: {why}")
         if self.can_use_tool is None:
-            return Decision("deny", self._not_allowed(tool_name, reason))
+            return Decision("deny", self.not_allowed(tool_name, reason))
         await self.hooks.run("Notification", {
             "message": f"Fuxi needs your permission to use {tool_name}",
             "title": "Permission needed", "notification_type": "permission_prompt"},
@@ -247,7 +247,8 @@ class PermissionEngine:
     allow_hint = ("allow it with allowed_tools=[{tool!r}] (or a narrower rule such as "
                   "'Bash(git status)') or pass a can_use_tool callback")
 
-    def _not_allowed(self, tool_name: str, reason: str | None) -> str:
+    def not_allowed(self, tool_name: str, reason: str | None) -> str:
+        """What the model is told when nobody approved a call that needed approval."""
         why = f" ({reason})" if reason else ""
         how = self.allow_hint.format(tool=tool_name)
         mode = " (mode dontAsk)" if self.mode == "dontAsk" else ""

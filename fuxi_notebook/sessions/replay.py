@@ -98,11 +98,18 @@ class RecordedApprovals:
         self.fallback = fallback
         self.refused: list[str] = []
         self.asked_live = 0
+        #: (tool, reason) -> what the engine tells the model when nobody could approve:
+        #: a call the recording's policy denied is denied with the same words again
+        self.policy: Callable[[str, str | None], str] | None = None
 
     async def __call__(self, tool_name: str, tool_input: dict[str, Any],
                        context: ToolPermissionContext) -> PermissionResult:
         recorded = self._by_id.get(context.tool_use_id or "")
         problem = self._cannot_reapply(tool_name, recorded, context)
+        if recorded is not None and recorded.decision == "deny" and (
+                recorded.source == "policy") and self.policy is not None:
+            return PermissionResultDeny(message=self.policy(tool_name,
+                                                            context.decision_reason))
         if problem is None and recorded is not None:
             return _reapply(recorded, tool_input)
         if self.fallback is not None:

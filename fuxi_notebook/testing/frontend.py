@@ -52,6 +52,7 @@ class NotebookFrontend:
         self.cell_ids = cell_ids
         self.kc: Any = None
         self.count = 0
+        self.last_reply: dict[str, Any] = {}  # content of the last execute_reply
 
     def start(self) -> NotebookFrontend:
         self.km.start_kernel(env=self.env, cwd=self.cwd)
@@ -135,6 +136,7 @@ class NotebookFrontend:
             except queue.Empty:
                 continue
             if reply["parent_header"].get("msg_id") == msg_id:
+                self.last_reply = reply["content"]
                 return str(reply["content"]["status"])
         raise TimeoutError("no execute_reply")
 

@@ -215,6 +215,7 @@ def _grep_args(input: dict[str, Any], mode: str, root: Path) -> list[str]:
     elif mode == "count":
         args.append("--count")
     else:
+        args.append("--sort=path")  # files in a stable order (replay, prompt cache)
         if input.get("-n", True):
             args.append("--line-number")
         for flag in ("-A", "-B", "-C"):

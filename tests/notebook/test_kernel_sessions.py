@@ -197,3 +197,40 @@ def test_without_a_known_notebook_cells_get_ids_from_their_text(tmp_path, api):
         _run_all(frontend, nb)
     first, second = (_record(c) for c in nb.cells[1:])
     assert first["cell_id"].startswith("fx-") and second["cell_id"] == first["cell_id"] + "-2"
+
+
+def test_a_replayed_insert_cell_does_not_insert_the_cell_again(tmp_path, api):
+    api.add(Turn([tool_use("InsertCell", {"code": "print('kept')"})]), Turn([text("Added.")]))
+    path, nb = _notebook(tmp_path, "%%fuxi --new --allowed-tools InsertCell\nadd a cell",
+                         "%%fuxi --new --allowed-tools InsertCell --replay strict\nadd a cell")
+    nb.cells[2].id = "c1"  # the same cell, run again (as with Shift+Enter twice)
+    with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
+        _run_all(frontend, nb, nb.cells[:2])
+        inserted = [p for p in frontend.last_reply.get("payload", [])
+                    if p.get("source") == "set_next_input"]
+        assert frontend.execute(nb.cells[2], decide=lambda card: ("Replay", None)) == "ok", \
+            nb.cells[2].outputs
+        again = [p for p in frontend.last_reply.get("payload", [])
+                 if p.get("source") == "set_next_input"]
+    assert [p["text"] for p in inserted] == ["print('kept')"] and again == []
+    assert _record(nb.cells[2]) == _record(nb.cells[1]) and len(api.requests) == 2
+
+
+@pytest.mark.parametrize(("line", "cell_ids"), [
+    ("%%fuxi --new", False),  # recorded headless: the policy denied (nobody could approve)
+    ("%%fuxi --new --permission-mode dontAsk", True),  # recorded in a clicking frontend
+])
+def test_policy_denials_replay_with_the_words_the_model_got(tmp_path, api, line, cell_ids):
+    api.add(Turn([tool_use("Python", {"code": "1 + 1"})]), Turn([text("Not allowed, ok.")]))
+    path, nb = _notebook(tmp_path, f"{line}\ncompute")
+    with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path),
+                          cell_ids=cell_ids) as frontend:
+        _run_all(frontend, nb)
+    nbformat.write(nb, path)
+    recorded = _record(nb.cells[1])
+    denial = recorded["messages"][2]["content"][0]
+    assert denial["is_error"] and "was not granted" in denial["content"]
+    api.reset()
+    replayed, statuses = _headless(tmp_path, api, path, FUXI_REPLAY="strict")
+    assert statuses == ["ok", "ok"], _errors(replayed.cells[1])
+    assert _record(replayed.cells[1]) == recorded and api.requests == []
