@@ -8,11 +8,24 @@ loop can answer it with an `is_error` result. Both model implementations feed th
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .base import BlockDone, ModelResponse
+from .base import BlockDone, ModelResponse, ModelStreamItem, RawEvent
 
-__all__ = ["Accumulator"]
+__all__ = ["Accumulator", "play_events"]
+
+
+def play_events(events: Iterable[dict[str, Any]]) -> Iterator[ModelStreamItem]:
+    """A whole response's events as a model streams them: each raw event, each block as it
+    completes, then the response (for models that have it all at once: scripted, replay)."""
+    acc = Accumulator()
+    for event in events:
+        yield RawEvent(event)
+        done = acc.feed(event)
+        if done is not None:
+            yield done
+    yield acc.response()
 
 
 class Accumulator:

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..errors import ModelError
-from .accumulate import Accumulator
-from .base import ModelRequest, ModelStreamItem, RawEvent
+from .accumulate import play_events
+from .base import ModelRequest, ModelStreamItem
 from .script import Turn, turn_events
 
 __all__ = ["ReplayModel", "recorded_turns"]
@@ -53,13 +53,8 @@ class ReplayModel:
         events = turn_events(Turn(content=content, usage={"output_tokens": 0}),
                              message_id=f"msg_replay_{self.requests:02d}", model=self._name,
                              usage={"input_tokens": 0}, tool_ids=lambda: next(self._ids))
-        acc = Accumulator()
-        for event in events:
-            yield RawEvent(event)
-            done = acc.feed(event)
-            if done is not None:
-                yield done
-        yield acc.response()
+        for item in play_events(events):
+            yield item
 
 
 def recorded_turns(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

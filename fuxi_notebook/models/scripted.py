@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from ..errors import ModelError, UnconsumedSteps, UnexpectedModelCall
-from .accumulate import Accumulator
-from .base import ModelRequest, ModelStreamItem, RawEvent
+from .accumulate import play_events
+from .base import ModelRequest, ModelStreamItem
 from .script import Fault, Turn, turn_events
 from .wire_check import request_problem
 
@@ -87,10 +87,5 @@ class ScriptedModel:
             usage={**self._usage, **turn.usage},
             tool_ids=lambda: next(self._tool_ids),
         )
-        acc = Accumulator()
-        for event in events:
-            yield RawEvent(event)
-            done = acc.feed(event)
-            if done is not None:
-                yield done
-        yield acc.response()
+        for item in play_events(events):
+            yield item

@@ -24,7 +24,7 @@ from ..options import FuxiAgentOptions
 from ..sessions.history import extend_history
 from ..sessions.record import SessionRecord
 from ..sessions.replay import RecordedApprovals, why_not_replayable
-from .cellrun import FuxiRun, secrets
+from .cellrun import FuxiRun, secrets, ticking
 from .conversations import ConversationPlan, Conversations
 from .identity import CellIdentity, NotebookIdentity
 from .live_cell import ALLOW_HINT, Approvals, LiveCell
@@ -150,7 +150,9 @@ class NotebookAgent:
             notebook = self.identity.saved()
             records = [c.record for c in notebook.cells if c.record] if notebook else [record]
             _, summary = replay_summary(records or [record])
-            if not await renderer.confirm_replay(summary):
+            async with ticking():  # "Interrupt kernel" must reach a waiting card too
+                confirmed = await renderer.confirm_replay(summary)
+            if not confirmed:
                 self._refuse(cell, "replay cancelled; the recorded run is shown above and "
                                    "nothing was re-executed")
             self.replay_trusted = True

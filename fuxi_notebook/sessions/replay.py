@@ -19,7 +19,6 @@ the tools run again for real. Three things decide whether the re-run is faithful
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import tempfile
@@ -37,6 +36,7 @@ from ..options import (
     ToolPermissionContext,
 )
 from .record import ApprovalRecord, SessionRecord, json_safe, record_content
+from .transcript import input_summary, result_text
 
 __all__ = ["Divergence", "RecordedApprovals", "first_divergence", "normalize_result",
            "recorded_results", "rule_value", "why_not_replayable"]
@@ -174,7 +174,7 @@ def recorded_calls(record: SessionRecord) -> dict[str, dict[str, Any]]:
 
 def normalize_result(content: Any, *, cwd: str | None) -> str:
     """A tool result's content as comparable text (see the module docstring)."""
-    text = _as_text(content)
+    text = result_text(content)
     places = [(cwd, "<cwd>")] if cwd else []
     places += [(str(Path(tempfile.gettempdir()).resolve()), "<tmp>"),
                (tempfile.gettempdir(), "<tmp>"), (str(Path.home()), "~")]
@@ -185,22 +185,6 @@ def normalize_result(content: Any, *, cwd: str | None) -> str:
     text = _ADDRESS.sub("0x…", text)
     text = _DURATION.sub("<N> s", text)
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
-
-
-def _as_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content if isinstance(content, list) else [content]:
-        if isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif isinstance(block, dict):
-            parts.append(f"[{block.get('type', 'block')}]")
-        else:
-            parts.append(json.dumps(block, default=str))
-    return "\n".join(parts)
 
 
 @dataclass(frozen=True)
@@ -237,8 +221,6 @@ def first_divergence(record: SessionRecord, tool_use_id: str, live_content: Any,
         after += "\n(error)" if live_is_error else ""
     diff = "\n".join(difflib.unified_diff(before.splitlines(), after.splitlines(),
                                           fromfile="recorded", tofile="now", lineterm="", n=2))
-    from .transcript import input_summary
-
     summary = input_summary(name, call.get("input") or {})
     return Divergence(tool_use_id, name, f"`{summary}`", _cap(diff, 4000))
 

@@ -17,7 +17,8 @@ from typing import Any
 from ..types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
 from .record import ApprovalRecord, ResultSummary, SessionRecord
 
-__all__ = ["edit_diff", "input_summary", "render_transcript", "render_transcript_text"]
+__all__ = ["edit_diff", "input_summary", "render_transcript", "render_transcript_text",
+           "result_text"]
 
 #: Input fields that say most about a call, best first.
 _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
@@ -200,12 +201,13 @@ def _results_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, bool]
             continue
         for block in _blocks(message["content"]):
             if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                found[block["tool_use_id"]] = (_result_text(block.get("content")),
+                found[block["tool_use_id"]] = (result_text(block.get("content")),
                                                bool(block.get("is_error")))
     return found
 
 
-def _result_text(content: Any) -> str:
+def result_text(content: Any) -> str:
+    """A tool result's content as text: its text blocks, `[type]` for the others."""
     if content is None:
         return ""
     if isinstance(content, str):

@@ -86,21 +86,30 @@ def api() -> Iterator[FakeMessagesServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def lab(api: FakeMessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
-    """A JupyterLab whose kernels reach the fake API (kernels inherit the server's env)."""
+def running_lab(tmp_path_factory: pytest.TempPathFactory, name: str, env: dict[str, str],
+                unset: tuple[str, ...] = ()) -> Iterator[JupyterLab]:
+    """A started JupyterLab (kernels inherit its env), without the `unset` variables."""
     from .lab import JupyterLab
 
-    root = tmp_path_factory.mktemp("lab-root")
-    state = tmp_path_factory.mktemp("lab-state")
-    server = JupyterLab(root, state, env={
-        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test",
-        "FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5",
-        "FUXI_STALL_TIMEOUT": "30", "MPLBACKEND": "Agg"})
+    root = tmp_path_factory.mktemp(f"{name}-root")
+    state = tmp_path_factory.mktemp(f"{name}-state")
+    with pytest.MonkeyPatch.context() as patch:  # the server copies os.environ when built
+        for variable in unset:
+            patch.delenv(variable, raising=False)
+        server = JupyterLab(root, state, env=env)
     try:
         yield server.start()
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def lab(api: FakeMessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
+    """A JupyterLab whose kernels reach the fake API (kernels inherit the server's env)."""
+    yield from running_lab(tmp_path_factory, "lab", {
+        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test",
+        "FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5",
+        "FUXI_STALL_TIMEOUT": "30", "MPLBACKEND": "Agg"})
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ import pytest
 
 from fuxi_notebook.testing import FakeMessagesServer
 
-from .conftest import _FAILED, _keep_evidence
+from .conftest import _FAILED, _keep_evidence, running_lab
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator
@@ -55,20 +55,9 @@ def api() -> Iterator[FakeMessagesServer]:
 @pytest.fixture(scope="module")
 def lab(api: FakeMessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
     """A JupyterLab whose kernels have no API key (so recorded cells replay)."""
-    from .lab import JupyterLab
-
-    root = tmp_path_factory.mktemp("replay-root")
-    state = tmp_path_factory.mktemp("replay-state")
-    with pytest.MonkeyPatch.context() as env:  # the server copies os.environ when built
-        for name in UNSET:
-            env.delenv(name, raising=False)
-        server = JupyterLab(root, state, env={"ANTHROPIC_BASE_URL": api.url,
-                                              "FUXI_BLOCK_REAL_API": "1",
-                                              "FUXI_STALL_TIMEOUT": "30"})
-    try:
-        yield server.start()
-    finally:
-        server.stop()
+    yield from running_lab(tmp_path_factory, "replay", {
+        "ANTHROPIC_BASE_URL": api.url, "FUXI_BLOCK_REAL_API": "1",
+        "FUXI_STALL_TIMEOUT": "30"}, unset=UNSET)
 
 
 @pytest.fixture

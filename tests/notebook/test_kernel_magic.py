@@ -133,7 +133,7 @@ def test_headless_never_waits_and_explains_how_to_allow(fresh, api):
     assert result.status == "ok"
     denied = api.requests[1]["messages"][-1]["content"][0]
     assert denied["is_error"] and '--allowed-tools "Bash"' in denied["content"]
-    assert "headless" in denied["content"]
+    assert "run the cell where someone can approve it" in denied["content"]
     assert not (fresh.work / "made-by-agent").exists()
     approvals = _record(result)["approvals"]
     assert approvals[0]["source"] == "policy" and approvals[0]["decision"] == "deny"

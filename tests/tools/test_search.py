@@ -269,3 +269,15 @@ async def test_grep_long_lines_are_previewed(ctx, tmp_path):
     out = await grep(ctx, "needle", path="min.js", output_mode="content")
     assert out.content.startswith("1:needle")
     assert len(out.content) < 1000
+
+
+async def test_grep_content_lists_files_in_a_stable_order(tmp_path: Path):
+    # ripgrep searches files in parallel; a replayed Grep must give the recorded text
+    for number in range(60):
+        (tmp_path / f"f{number:02d}.txt").write_text(f"needle {number}\nhay\n")
+    tool, ctx = GrepTool(), ToolContext(cwd=tmp_path)
+    runs = [(await tool.run({"pattern": "needle", "output_mode": "content"}, ctx)).content
+            for _ in range(5)]
+    assert len(set(runs)) == 1
+    names = [line.split(":", 1)[0] for line in runs[0].splitlines()]
+    assert names == sorted(names) and len(names) == 60
