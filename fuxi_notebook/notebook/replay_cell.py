@@ -13,6 +13,7 @@ only when replay was asked for explicitly. Under replay nothing calls a model.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ __all__ = ["DivergenceWatch", "ReplayMode", "has_api_key", "replay_mode", "repla
 _TRUTHY = {"1", "true", "yes", "on"}
 _FALSY = {"0", "false", "no"}
 _LISTED_CALLS = 25
+_FULL_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,7 @@ def replay_summary(records: Iterable[SessionRecord]) -> tuple[int, str]:
             if len(lines) < _LISTED_CALLS and name not in ("Read", "Glob", "Grep",
                                                              "Variables", "Inspect",
                                                              "NotebookRead"):
-                summary = input_summary(name, call.get("input") or {})
-                lines.append(f"- cell {record.cell_id}: **{name}** `{summary}`")
+                lines.append(_listed(record.cell_id, name, call.get("input") or {}))
     total = sum(kinds.values())
     counts = ", ".join(f"{name} {n}" for name, n in kinds.most_common())
     text = (f"**Replay the recorded agent runs?** Their model turns come from the notebook "
@@ -90,6 +91,21 @@ def replay_summary(records: Iterable[SessionRecord]) -> tuple[int, str]:
     text += ("\n\nDeny rules and the working-directory boundary apply as in a live run; "
              "recorded approvals are re-applied.")
     return total, text
+
+
+def _listed(cell_id: str, name: str, tool_input: dict[str, Any]) -> str:
+    """One call of the consent card; code or commands longer than a line in full (folded)."""
+    summary = input_summary(name, tool_input).replace("`", "'")
+    line = f"- cell {cell_id}: **{name}** `{summary}`"
+    whole = next((tool_input[k] for k in ("code", "command", "content")
+                  if isinstance(tool_input.get(k), str)), None)
+    if whole is None or ("\n" not in whole.strip() and len(whole) <= 120):
+        return line
+    shown = whole if len(whole) <= _FULL_CHARS else whole[:_FULL_CHARS] + "\n…"
+    fence = "`" * max(3, max((len(run) for run in re.findall("`+", shown)), default=0) + 1)
+    return (f"{line}\n  <details><summary>the whole input</summary>\n\n  {fence}\n"
+            + "\n".join(f"  {row}" for row in shown.splitlines()) + f"\n  {fence}\n\n"
+            "  </details>")
 
 
 @dataclass
