@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,6 @@ def detect_frontend(shell: Any) -> str:
         return forced
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
-        import sys
-
         return "terminal" if sys.stdin is not None and sys.stdin.isatty() else "headless"
     parent = kernel.get_parent() or {}
     return "lab" if (parent.get("metadata") or {}).get("cellId") else "headless"
@@ -113,7 +112,10 @@ class NotebookAgent:
         if plan.source != "kernel":  # `%fuxi` counts the runs of this conversation
             self.runs = self.turns = 0
         record, why_live = await self._replay_or_live(mode, cell, plan, args, body, renderer)
-        notes = self.identity.take_notes() + [f"fuxi: {n}" for n in (plan.note, why_live) if n]
+        told = self.identity.take_notes()  # rare, said once: also where headless runs see it
+        for note in told:
+            print(note, file=sys.stderr)
+        notes = told + [f"fuxi: {n}" for n in (plan.note, why_live) if n]
         if record is not None:
             return await self._replay(record, mode, cell, plan, args, body, renderer, notes,
                                       key)

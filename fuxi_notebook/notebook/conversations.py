@@ -156,7 +156,8 @@ class Conversations:
                     why = f" ({found.problem})" if found is not None and found.problem else ""
                     raise ConfigurationError(f"cell {current} has no readable session "
                                              f"record{why}, so the conversation that leads "
-                                             "to it cannot be rebuilt")
+                                             "to it cannot be rebuilt; start a new one with "
+                                             "--new, or --resume a cell after it")
                 record = found.record
             records.append(record)
             current = record.parent

@@ -98,7 +98,9 @@ class NotebookIdentity:
         if saved is not None:
             self._used.add(saved.index)
             self._last = saved.index
-        matched = (saved.cell_id or saved.key) if saved is not None else None
+        # matched by text: the cell is the one its saved record speaks of (a run without a
+        # notebook file gave it a derived id, which the record keeps)
+        matched = (saved.key or saved.cell_id) if saved is not None else None
         cell_id = frontend or matched or self._derived(line, body)
         return CellIdentity(cell_id, saved, saved.index if saved is not None else None)
 

@@ -197,6 +197,16 @@ def test_without_a_known_notebook_cells_get_ids_from_their_text(tmp_path, api):
         _run_all(frontend, nb)
     first, second = (_record(c) for c in nb.cells[1:])
     assert first["cell_id"].startswith("fx-") and second["cell_id"] == first["cell_id"] + "-2"
+    assert "does not know its notebook file" in _errors(nb.cells[1])  # said once
+    assert "does not know" not in _errors(nb.cells[2])
+    # once the file is known, such a notebook replays: each cell is the one its record names
+    for cell in nb.cells:
+        cell.outputs = [o for o in cell.outputs if o.get("name") != "stderr"]
+    nbformat.write(nb, path)
+    api.reset()
+    replayed, statuses = _headless(tmp_path, api, path, FUXI_REPLAY="strict")
+    assert statuses == ["ok", "ok", "ok"], [_errors(c) for c in replayed.cells]
+    assert [_record(c) for c in replayed.cells[1:]] == [first, second] and api.requests == []
 
 
 def test_a_replayed_insert_cell_does_not_insert_the_cell_again(tmp_path, api):
