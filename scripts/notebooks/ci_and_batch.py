@@ -107,8 +107,8 @@ up front what the agent may do:
     code(LIST_CELLS),
     md("""
 It was recorded headless (with nbclient): in the first cell the model tried to save its
-report and got *"Permission to use Write was not granted (mode dontAsk); nobody could
-approve it here (a headless run); allow it with ..."*, in the second, where writing to
+report and got *"Permission to use Write was not granted (mode dontAsk); allow it with
+%%fuxi --allowed-tools "Write" ..."*, in the second, where writing to
 `out/` is allowed, it saved the file. Open it to read the transcripts.
 
 ## Running a notebook headless
