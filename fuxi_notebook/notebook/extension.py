@@ -174,7 +174,8 @@ def _sessions(agent: Any) -> None:
     sessions = agent.conversations.sessions()
     text = "\n\n".join([*agent.identity.take_notes(),
                          format_sessions(summarize(sessions, agent.conversations.volatile()))])
-    display({"text/markdown": text, "text/plain": text}, raw=True)
+    # a `$` in markdown starts math in JupyterLab: the costs are escaped there
+    display({"text/markdown": text.replace("$", "\\$"), "text/plain": text}, raw=True)
 
 
 def _session_summary(agent: Any) -> str:
