@@ -39,7 +39,7 @@ from .record import ApprovalRecord, SessionRecord, json_safe, record_content
 from .transcript import input_summary, result_text
 
 __all__ = ["Divergence", "RecordedApprovals", "first_divergence", "normalize_result",
-           "recorded_results", "rule_value", "why_not_replayable"]
+           "recorded_calls", "recorded_results", "rule_value", "why_not_replayable"]
 
 #: Options that choose how a cell runs rather than what it does: not compared on replay.
 RUN_OPTIONS = frozenset({"replay", "new", "resume", "fork", "cell_id"})
