@@ -23,6 +23,7 @@ from .shell import (
     is_read_only,
 )
 from .shell_policy import safe_assignments
+from .shell_sed import sed_problem
 
 __all__ = ["BashVerdict", "PathJudge", "judge_bash"]
 
@@ -229,6 +230,9 @@ def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: _Paths, allow: 
             verdict.soft_ask.append(reason)
     inside = all(inside_any(p, paths.roots) for f in [*found.reads, *writes] for p in f.both())
     name = _name(cmd)
+    sed = sed_problem(cmd.inner().argv) if name == "sed" else None
+    if sed:  # it runs commands or touches files its arguments do not name (case 34)
+        verdict.soft_ask.append(f"this sed command {sed}")
     dir_reads = paths.has_read_denies() and any(f.target.is_dir() for f in found.reads)
     # A substitution's output becomes part of another command: only a rule approves it.
     read_only = (is_read_only(cmd) and not cmd.nested and not writes and inside
@@ -239,7 +243,7 @@ def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: _Paths, allow: 
         paths.allowed(f, "write") for f in found.redirect_writes)
     verdict.allowed = verdict.allowed and (read_only or by_rule)
     verdict.read_only = verdict.read_only and read_only
-    editing = name in _ACCEPT_EDITS and not (name == "sed" and not found.writes)
+    editing = name in _ACCEPT_EDITS and not (name == "sed" and (not found.writes or sed))
     reads_only = is_read_only(replace(cmd, redirects=())) and not found.writes
     verdict.accept_edits = verdict.accept_edits and inside and not found.unknown and (
         reads_only or editing)

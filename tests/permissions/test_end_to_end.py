@@ -30,12 +30,18 @@ DANGEROUS = [
     ("eval", {"allowed_tools": ["Bash(eval *)"]}, "eval 'touch SENTINEL'"),
     ("dont-ask", {"permission_mode": "dontAsk"}, "touch SENTINEL"),
     ("plan", {"permission_mode": "plan", "allowed_tools": ["Bash"]}, "touch SENTINEL"),
+    ("sed-e-command", {"permission_mode": "acceptEdits"}, "sed -i '1e touch SENTINEL' f.txt"),
+    ("sed-e-flag", {"permission_mode": "acceptEdits"},
+     "sed -i 's/.*/touch SENTINEL/e' f.txt"),
+    ("sed-w-flag", {"permission_mode": "acceptEdits"}, "sed -i 's/a/b/w SENTINEL' f.txt"),
+    ("sed-w-command", {"permission_mode": "acceptEdits"}, "sed -i '1w SENTINEL' f.txt"),
 ]
 
 
 @pytest.mark.parametrize(("options", "command"), [(o, c) for _, o, c in DANGEROUS],
                          ids=[i for i, _, _ in DANGEROUS])
 async def test_dangerous_command_never_runs_and_the_model_is_told(tmp_path, options, command):
+    (tmp_path / "f.txt").write_text("a line\n")
     model = ScriptedModel([[tool_use("Bash", {"command": command})], [text("ok")]])
     messages, _ = await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, **options))
     assert not (tmp_path / "SENTINEL").exists()

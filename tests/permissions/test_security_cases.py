@@ -125,6 +125,47 @@ async def test_row7_sed_is_read_only_only_in_its_print_form(tmp_path, command, m
     assert await bash(tmp_path, command, permission_mode=mode) == expected
 
 
+# A sed script is parsed: in acceptEdits only a pure in-place text edit is an edit.
+SED_NOT_AN_EDIT = [
+    "sed -i '1e touch SENTINEL' f.txt",            # e command
+    "sed -i 's/a/touch SENTINEL/e' f.txt",         # e flag of s///
+    "sed -i 's/a/b/w /tmp/out' f.txt",             # w flag: writes another file
+    "sed -i 's/a/b/gw out' f.txt",
+    "sed -i '1w /etc/x' f.txt",                    # w command
+    "sed -i '$W ~/.bashrc' f.txt",
+    "sed -i '1r /etc/passwd' f.txt",               # r command: reads any file
+    "sed -i '1R ~/.ssh/id_rsa' f.txt",
+    "sed -i -f script.sed f.txt",                  # script from a file
+    "sed -i --file=script.sed f.txt",
+    "sed -i -e 's/a/b/' -e '2e id' f.txt",
+    "sed -i --expression='1e id' f.txt",
+    "sed -si '$e id' f.txt",
+    "sed -i '/x/{s/a/b/;e id\n}' f.txt",
+    "sed -i '2,/end/!e id' f.txt",
+    "sed -i -Z 's/a/b/' f.txt",                    # an option not understood
+    "sed -i 'k' f.txt",                            # a command not understood
+    "sed -i 's/a/b' f.txt",                        # unterminated
+]
+SED_EDITS = [
+    "sed -i 's/a/b/' f.txt", "sed -i.bak -e 's/a/b/g' f.txt", "sed -i -E 's/(a+)/<\\1>/2' f.txt",
+    "sed -i '/^#/d' f.txt", "sed -i '1i header' f.txt", "sed --in-place=.orig 's|/usr|/opt|' f.txt",
+    "sed -i -n '/x/p' f.txt", "sed -i 's/e/w/g; y/abc/xyz/' f.txt",
+    "sed -i '$a\\\nlast line' f.txt",
+    "sed -i -e :a -e '$!N;s/\\n//;ta' f.txt", "sed -i '3,+2s/x/y/I' f.txt", "sed -i '1~3d' f.txt",
+]
+
+
+@pytest.mark.parametrize("command", SED_NOT_AN_EDIT)
+async def test_row7_sed_that_runs_writes_or_reads_other_files_is_not_an_edit(tmp_path, command):
+    assert await bash(tmp_path, command, permission_mode="acceptEdits") == "ask"
+    assert await bash(tmp_path, command, allowed_tools=["Bash(sed *)"]) == "ask"
+
+
+@pytest.mark.parametrize("command", SED_EDITS)
+async def test_row7_sed_in_place_text_edits_stay_edits(tmp_path, command):
+    assert await bash(tmp_path, command, permission_mode="acceptEdits") == "allow"
+
+
 # ---------------------------------------------------------------- row 10: separators and invisibles
 @pytest.mark.parametrize(("command", "expected"), [
     ("git status", "allow"),

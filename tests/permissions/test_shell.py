@@ -665,14 +665,23 @@ def scripts(depth: int = 3) -> st.SearchStrategy[Script]:
     return st.one_of(leaf, joined, wrapped)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(scripts())
 def test_property_every_pool_command_is_found(script: Script) -> None:
     analysis = analyse(script.text)
     found = {c.inner().argv[0] for c in analysis.commands if c.argv}
-    assert {POOL[i][1] for i in script.used} <= found, script.text
+    # every command is found, or the analysis says it could not read the script (a
+    # tree-sitter misparse of lines run together is reported, never silently trusted)
+    assert {POOL[i][1] for i in script.used} <= found or not analysis.analysable, script.text
     assert all(c.argv for c in analysis.commands), script.text
     if not script.clean:
         assert not analysis.analysable
     elif "\n" not in script.text:  # see test_parser_running_lines_together_is_caught
         assert analysis.analysable, (script.text, analysis.problems)
+
+
+def test_a_line_join_after_a_three_stage_pipeline_is_reported():
+    # drawn once by a random property run in CI: npm was read as an argument of ls
+    analysis = analyse("ls -la | ls -la | ls -la\nFOO=1 npm test && ls -la")
+    assert not analysis.analysable and "joined two lines" in analysis.problems[0]
