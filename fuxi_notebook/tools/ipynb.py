@@ -27,15 +27,27 @@ def render_notebook(notebook: dict[str, Any]) -> str:
 
 
 def _render_cell(index: int, cell: Any) -> str:
+    """One cell; a malformed cell is marked, never hides the others."""
     if not isinstance(cell, dict):
-        return f"<cell {index} [invalid]>"
+        return f"<cell {index} [invalid: not a JSON object]>"
+    try:
+        return _render_fields(index, cell)
+    except (TypeError, AttributeError, ValueError) as error:
+        return f"<cell {index} [invalid: {type(error).__name__}: {error}]>"
+
+
+def _render_fields(index: int, cell: dict[str, Any]) -> str:
     kind = cell.get("cell_type", "unknown")
     header = f"<cell {index} [{kind}]"
     if cell.get("id"):
         header += f" id={cell['id']}"
     parts = [header + ">", _text(cell.get("source"))]
     outputs = cell.get("outputs") or []
-    rendered = [_render_output(out) for out in outputs if isinstance(out, dict)]
+    if not isinstance(outputs, list):
+        rendered = [f"[invalid outputs: a {type(outputs).__name__}, not a list]"]
+    else:
+        rendered = [_render_output(out) if isinstance(out, dict) else "[invalid output]"
+                    for out in outputs]
     rendered = [text for text in rendered if text]
     if rendered:
         parts.append("<outputs>")
@@ -50,7 +62,8 @@ def _render_output(output: dict[str, Any]) -> str:
     if kind == "stream":
         text = _text(output.get("text"))
     elif kind in ("execute_result", "display_data"):
-        text = _render_data(output.get("data") or {})
+        data = output.get("data") or {}
+        text = _render_data(data) if isinstance(data, dict) else "[invalid output data]"
     elif kind == "error":
         text = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
     else:
@@ -62,7 +75,7 @@ def _render_data(data: dict[str, Any]) -> str:
     """text/plain if present; images (and, without text/plain, other types) only named."""
     has_text = "text/plain" in data
     lines = [_text(data["text/plain"])] if has_text else []
-    for mime in data:
+    for mime in (m for m in data if isinstance(m, str)):
         if mime.startswith("image/") or (not has_text and mime != "text/plain"):
             lines.append(f"[{mime} output]")
     return "\n".join(lines)

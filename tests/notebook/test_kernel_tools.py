@@ -396,6 +396,20 @@ async def test_notebook_read_renders_the_saved_notebook(shell, ctx, tmp_path, mo
     assert "<cell 1" not in limited and "1 more cells not shown" in limited
 
 
+async def test_notebook_read_marks_a_malformed_cell_and_shows_the_rest(shell, ctx, tmp_path,
+                                                                        monkeypatch):
+    path = tmp_path / "analysis.ipynb"
+    write_notebook(path)
+    notebook = json.loads(path.read_text())
+    notebook["cells"].insert(1, {"cell_type": "code", "id": "bad", "metadata": {},
+                                 "source": "x", "outputs": 3})
+    path.write_text(json.dumps(notebook))
+    monkeypatch.setenv("FUXI_NOTEBOOK", str(path))
+    output = await NotebookReadTool(shell).run({}, ctx)
+    assert not output.is_error and "[invalid outputs: a int, not a list]" in output.content
+    assert "<cell 2 [code] id=c1>\nprint('hi')" in output.content
+
+
 async def test_notebook_read_without_a_path_explains(shell, ctx, monkeypatch):
     monkeypatch.delenv("FUXI_NOTEBOOK", raising=False)
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)

@@ -256,6 +256,22 @@ async def test_read_notebook_renders_cells_and_outputs(ctx, tmp_path):
     assert str(tmp_path / "nb.ipynb") in ctx.read_files
 
 
+@pytest.mark.parametrize("broken", [
+    {"cell_type": "code", "source": "x", "outputs": 5},
+    {"cell_type": "code", "source": "x", "outputs": {"a": 1}},
+    {"cell_type": "code", "source": "x", "outputs": [7, {"output_type": "display_data",
+                                                       "data": ["text/plain"]}]},
+    ["not", "a", "cell"],
+])
+async def test_one_malformed_cell_does_not_hide_the_notebook(ctx, tmp_path, broken):
+    data = notebook()
+    data["cells"].insert(1, broken)
+    (tmp_path / "nb.ipynb").write_text(json.dumps(data))
+    text = (await read(ctx, "nb.ipynb")).content
+    assert "<cell 0 [markdown] id=intro>" in text and "<cell 2 [code] id=calc>" in text
+    assert "invalid" in text.split("<cell 1", 1)[1].split("<cell 2", 1)[0]
+
+
 async def test_read_invalid_notebook_falls_back_to_text(ctx, tmp_path):
     (tmp_path / "bad.ipynb").write_text("{not json\n")
     out = await read(ctx, "bad.ipynb")
