@@ -29,6 +29,12 @@ DISPLAY_TEXT_LIMIT = 5_000
 
 IMAGE_TYPES = ("image/png", "image/jpeg")
 
+MAX_DISPLAY_BYTES = 1_000_000
+"""A display bigger than this (its data, all types together) is not shown in the cell."""
+
+MAX_CALL_DISPLAY_BYTES = 5_000_000
+"""What one Python call may show in the cell, all its displays together."""
+
 _STATIC_BACKENDS = ("agg", "inline", "module://matplotlib_inline", "pdf", "svg", "ps")
 
 
@@ -94,9 +100,21 @@ class Capture:
             self._saved = None
 
     def republish(self) -> None:
-        """Show the user, in this cell, everything the code displayed."""
+        """Show the user, in this cell, what the code displayed: redacted (the cell is
+        saved in the notebook) and within the size caps (the notebook must stay usable)."""
+        budget = MAX_CALL_DISPLAY_BYTES
         for output in list(self.displays.outputs):
-            publish(self.shell, output["data"], output.get("metadata"),
+            data = safe_bundle(output["data"])
+            size = bundle_bytes(data)
+            if size > MAX_DISPLAY_BYTES or size > budget:
+                why = (f"over the {MAX_DISPLAY_BYTES // 1000} KB limit for one display"
+                       if size > MAX_DISPLAY_BYTES else "this call's displays reached the "
+                       f"{MAX_CALL_DISPLAY_BYTES // 1_000_000} MB limit")
+                data = {"text/plain": f"[a display of {size // 1000} KB was not shown in the "
+                                      f"cell: {why}]"}
+            else:
+                budget -= size
+            publish(self.shell, data, output.get("metadata"),
                     transient=output.get("transient"), update=bool(output.get("update")))
 
     def display_texts(self) -> list[str]:
@@ -229,3 +247,19 @@ def _render_png(figure: Any) -> RenderedFigure:
     except Exception as exc:
         return RenderedFigure(figure, None, f"{type(exc).__name__}: {exc}")
     return RenderedFigure(figure, base64.b64encode(buffer.getvalue()).decode("ascii"))
+
+
+def safe_bundle(data: dict[str, Any]) -> dict[str, Any]:
+    """A mime bundle with secrets redacted from everything but its images."""
+    from ..sessions.redact import redact
+
+    return {mime: value if mime.startswith("image/") else redact(value)
+            for mime, value in data.items()}
+
+
+def bundle_bytes(data: dict[str, Any]) -> int:
+    """The size of a mime bundle's data as it would be stored."""
+    import json
+
+    return sum(len(v) if isinstance(v, str | bytes) else len(json.dumps(v, default=str))
+               for v in data.values())

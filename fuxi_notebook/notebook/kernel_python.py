@@ -242,7 +242,8 @@ def _report(
         sections.append("displayed:\n" + cap_head_tail("\n".join(displays), MAX_SECTION_CHARS))
     images = capture.display_images()
     if outcome.error is not None:
-        sections.append("error:\n" + format_error(outcome.error))
+        sections.append("error:\n" + cap_head_tail(format_error(outcome.error),
+                                                    MAX_SECTION_CHARS))
     elif compiled.last is not None and not compiled.quiet and outcome.value is not None:
         text, image = _format_value(shell, outcome.value, figures)
         sections.append(f"result:\n{text}")

@@ -146,7 +146,34 @@ async def test_python_output_sections_are_capped_keeping_head_and_tail(shell, ct
     assert "truncated" in result and result.startswith("'B") and result.endswith("C'")
 
 
+async def test_python_huge_error_message_is_capped(shell, ctx):
+    out = await python(shell, ctx, "raise ValueError('q' * 10_000_000)")
+    text = text_of(out)
+    assert out.is_error and len(text) < 45_000
+    assert "truncated" in text and text.rstrip().endswith("q")
+
+
 # --- Python: displays and figures ---------------------------------------------------------
+
+
+async def test_what_python_shows_in_the_cell_is_capped(shell, ctx, displays):
+    code = ("from IPython.display import display, HTML\n"
+            "for i in range(50):\n    display(HTML('<p>' + 'z' * 200_000 + '</p>'))\n"
+            "display(HTML('x' * 2_000_000))")
+    await python(shell, ctx, code)
+    shown = sum(len(v) for o in displays.outputs for v in o["data"].values())
+    assert len(displays.outputs) == 51 and shown < 5_100_000
+    assert "over the 1000 KB limit for one display" in displays.outputs[-1]["data"]["text/plain"]
+    assert "reached the 5 MB limit" in displays.outputs[30]["data"]["text/plain"]
+    assert displays.outputs[0]["data"]["text/html"].startswith("<p>zzz")
+
+
+async def test_a_displayed_secret_is_redacted_in_the_cell(shell, ctx, displays):
+    token = "sk-ant-api03-" + "T" * 40
+    await python(shell, ctx, f"from IPython.display import display, HTML\n"
+                             f"display('{token}')\ndisplay(HTML('<i>{token}</i>'))")
+    published = repr([o["data"] for o in displays.outputs])
+    assert token not in published and "[REDACTED]" in published
 
 
 async def test_python_rich_display_is_republished_and_described(shell, ctx, displays):
