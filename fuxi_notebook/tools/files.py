@@ -86,16 +86,39 @@ class ReadTool:
         path = _existing_file(ctx, input["file_path"])
         suffix = path.suffix.lower()
         try:
-            if suffix in IMAGE_TYPES:
-                output = _read_image(path, IMAGE_TYPES[suffix])
+            media_type = sniff_image(path)
+            if media_type is not None:
+                output = _read_image(path, media_type)
             elif suffix == ".ipynb":
                 output = _read_notebook(path, input)
             else:
                 output = _read_text(path, input.get("offset"), input.get("limit"))
+                if suffix in IMAGE_TYPES and isinstance(output.content, str):
+                    output.content = (f"({path.name} is named like an image but is not "
+                                      f"{IMAGE_TYPES[suffix]} data: read as text)\n"
+                                      + output.content)
         except OSError as exc:
             raise ToolError(f"Could not read {path}: {exc.strerror or exc}") from exc
         remember_file(ctx, path)
         return output
+
+
+#: The first bytes of each image type the API accepts.
+_MAGIC = (("image/png", b"\x89PNG\r\n\x1a\n"), ("image/jpeg", b"\xff\xd8\xff"),
+          ("image/gif", b"GIF87a"), ("image/gif", b"GIF89a"))
+
+
+def sniff_image(path: Path) -> str | None:
+    """The image type of a file from its bytes, never its name (a text file called
+    `x.png` sent as an image would make the API reject the whole conversation)."""
+    with path.open("rb") as handle:
+        head = handle.read(16)
+    for media_type, magic in _MAGIC:
+        if head.startswith(magic):
+            return media_type
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 def _read_image(path: Path, media_type: str) -> ToolOutput:

@@ -113,3 +113,14 @@ def test_bad_options_leave_the_conversation_untouched(tmp_path: Path):
         session.continued(FuxiAgentOptions(model=ScriptedModel([]), cwd=tmp_path,
                                            max_turns=0))
     assert session.history == []
+
+
+async def test_a_text_file_named_png_does_not_poison_the_conversation(tmp_path: Path):
+    # sent as image/png it would make the API (and our fakes) reject every later request
+    (tmp_path / "chart.png").write_text("a caption, not a picture\n")
+    model = ScriptedModel([[tool_use("Read", {"file_path": "chart.png"})], [text("a caption")],
+                           [text("still fine")]])
+    session = Session(FuxiAgentOptions(model=model, cwd=tmp_path))
+    first = await _play(session, "look at chart.png")
+    second = await _play(session, "and now?")
+    assert first[-1].subtype == "success" and second[-1].subtype == "success"

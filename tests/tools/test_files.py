@@ -165,21 +165,38 @@ async def test_read_refuses_invalid_utf8_after_the_sniffed_block(ctx, tmp_path):
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 
 
-@pytest.mark.parametrize(("name", "media_type"), [("p.png", "image/png"), ("p.JPG", "image/jpeg")])
-async def test_read_image_returns_image_block(ctx, tmp_path, name, media_type):
-    (tmp_path / name).write_bytes(PNG)
+JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 32
+GIF = b"GIF89a" + b"\x00" * 32
+WEBP = b"RIFF\x00\x00\x00\x00WEBPVP8 " + b"\x00" * 32
+
+
+@pytest.mark.parametrize(("name", "data", "media_type"), [
+    ("p.png", PNG, "image/png"), ("p.JPG", JPEG, "image/jpeg"), ("a.gif", GIF, "image/gif"),
+    ("w.webp", WEBP, "image/webp"),
+    ("really-a-png.jpg", PNG, "image/png"),  # the bytes decide, not the name
+    ("no-extension", JPEG, "image/jpeg"),
+])
+async def test_read_image_returns_image_block(ctx, tmp_path, name, data, media_type):
+    (tmp_path / name).write_bytes(data)
     out = await read(ctx, name)
     assert isinstance(out.content, list)
     (block,) = out.content
     assert block["type"] == "image"
     assert block["source"]["type"] == "base64"
     assert block["source"]["media_type"] == media_type
-    assert base64.b64decode(block["source"]["data"]) == PNG
+    assert base64.b64decode(block["source"]["data"]) == data
     assert str(tmp_path / name) in ctx.read_files
 
 
+async def test_a_text_file_named_like_an_image_is_read_as_text(ctx, tmp_path):
+    (tmp_path / "chart.png").write_text("not really a picture\n")
+    out = await read(ctx, "chart.png")
+    assert isinstance(out.content, str) and "is not image/png data: read as text" in out.content
+    assert "not really a picture" in out.content
+
+
 async def test_read_refuses_huge_image(ctx, tmp_path):
-    (tmp_path / "big.png").write_bytes(b"\x00" * (5 * 1024 * 1024 + 1))
+    (tmp_path / "big.png").write_bytes(PNG + b"\x00" * (5 * 1024 * 1024 + 1))
     with pytest.raises(ToolError, match="limit"):
         await read(ctx, "big.png")
 
