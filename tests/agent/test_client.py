@@ -109,7 +109,7 @@ async def test_streaming_input_error_result_does_not_raise(tmp_path):
 
 async def test_interrupt_stops_a_running_tool_and_the_conversation_stays_valid(tmp_path):
     model = ScriptedModel([
-        [tool_use("Bash", {"command": "sleep 30; touch finished"})],
+        [tool_use("Bash", {"command": "touch started; sleep 30; touch finished"})],
         [text("after interrupt")],
     ])
     options = FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Bash"])
@@ -118,7 +118,11 @@ async def test_interrupt_stops_a_running_tool_and_the_conversation_stays_valid(t
         async for message in client.receive_messages():
             if isinstance(message, AssistantMessage):
                 break  # the tool call has been announced; the command is starting
-        await asyncio.sleep(0.2)
+        for _ in range(200):  # evidence, not a guess: the command is running
+            if (tmp_path / "started").exists():
+                break
+            await asyncio.sleep(0.05)
+        assert (tmp_path / "started").exists()
         await client.interrupt()
         rest = await _response(client)
         result = rest[-1]

@@ -110,12 +110,24 @@ async def test_deny_with_interrupt_ends_the_run_and_skips_the_rest(tmp_path):
     async def refuse(name, tool_input, context):
         return PermissionResultDeny(message="Stop.", interrupt=True)
 
+    from fuxi_notebook.agent.loop import run_prompt
+    from fuxi_notebook.agent.run import Run
+    from fuxi_notebook.agent.session import Session
+
     model = ScriptedModel([[_touch("first"), _touch("second")], [text("next prompt")]])
-    options = FuxiAgentOptions(model=model, cwd=tmp_path, can_use_tool=refuse)
-    messages, error = await collect("go", options)
-    assert messages[-1].subtype == "error_during_execution" and error is not None
+    session = Session(FuxiAgentOptions(model=model, cwd=tmp_path, can_use_tool=refuse))
+    messages = [m async for m in run_prompt(Run(session), "go")]
+    assert messages[-1].subtype == "error_during_execution"
     assert not (tmp_path / "first").exists() and not (tmp_path / "second").exists()
     assert len(model.requests) == 1
+    # both calls are answered before the next prompt: the denial, then "not executed"
+    [m async for m in run_prompt(Run(session), "go on")]
+    answers = [b for b in model.requests[1].messages[-1]["content"]
+               if b.get("type") == "tool_result"]
+    first, second = answers
+    assert first["is_error"] and result_text(first) == "Stop."
+    assert second["is_error"] and "Not executed" in result_text(second)
+    assert not (tmp_path / "second").exists()
 
 
 async def test_always_allow_update_lasts_for_the_session(tmp_path):
