@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 # Before anything imports the model layer: refuse every non-local API endpoint.
 os.environ["FUXI_BLOCK_REAL_API"] = "1"
+
+#: The checkout under test. Every process a test starts (kernels, terminal IPython,
+#: JupyterLab and its kernels, example scripts) imports it, not whatever fuxi_notebook
+#: the environment would resolve: they all inherit this PYTHONPATH.
+CHECKOUT = Path(__file__).resolve().parents[1]
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (str(CHECKOUT), os.environ.get("PYTHONPATH", "")) if p)
 
 _AMBIENT = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "FUXI_MODEL",
             "IS_SANDBOX", "FUXI_MAX_RETRIES", "FUXI_STALL_TIMEOUT")

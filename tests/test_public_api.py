@@ -50,3 +50,12 @@ def test_using_the_loop_does_not_import_anthropic_until_a_request():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "False False"
+
+
+def test_child_processes_of_the_suite_import_this_checkout(tmp_path):
+    from .conftest import CHECKOUT
+
+    done = subprocess.run([sys.executable, "-c", "import fuxi_notebook; "
+                           "print(fuxi_notebook.__file__)"], cwd=tmp_path, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == str(CHECKOUT / "fuxi_notebook" / "__init__.py")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,8 @@ def kernel(api, tmp_path_factory):
         "FUXI_STALL_TIMEOUT": "30"})
     loaded = harness.run("%load_ext fuxi_notebook")
     assert loaded.status == "ok", loaded.messages
+    where = harness.run("import fuxi_notebook; print(fuxi_notebook.__file__)").stdout.strip()
+    assert where == str(Path(__file__).resolve().parents[2] / "fuxi_notebook" / "__init__.py")
     harness.work = work
     yield harness
     harness.close()
