@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..sessions.redact import redact_text
 from .kernel_values import shape_of, short_repr, type_name, user_variables
 
 __all__ = ["KernelContext"]
@@ -50,7 +51,9 @@ class KernelContext:
             title = "Cells the user ran recently:" if first_call else (
                 "Cells the user ran since your last turn:")
             parts.append(_cells_section(title, cells, max_chars - len("\n\n".join(parts)) - 2))
-        text = "\n\n".join(part for part in parts if part)
+        # the cells' code may hold secret literals (`db_password = "..."`): the model needs
+        # the code, not the secret, and the record would only redact it afterwards
+        text = redact_text("\n\n".join(part for part in parts if part))
         return text if len(text) <= max_chars else text[: max(max_chars - 3, 0)] + "..."
 
     def _new_cells(self) -> list[RanCell]:

@@ -19,7 +19,7 @@ from typing import Any
 from fuxi_notebook.tools.base import ToolContext, ToolError, ToolOutput
 from fuxi_notebook.tools.truncate import cap_head_tail
 
-from .kernel_values import format_size, shape_of, size_of, type_name
+from .kernel_values import format_size, is_secret_name, masked, shape_of, size_of, type_name
 
 __all__ = ["InspectTool", "describe_object", "resolve_path"]
 
@@ -74,6 +74,8 @@ class InspectTool:
         """Resolve the path, then describe by kind, capped."""
         path = input["name"].strip()
         value = resolve_path(self.shell, path)
+        if is_secret_name(path):
+            return ToolOutput(content=f"{path}: {masked(value)}")
         try:
             text = describe_object(path, value)
         except Exception as exc:

@@ -17,7 +17,9 @@ from typing import Any
 __all__ = [
     "HIDDEN_NAMES",
     "format_size",
+    "is_secret_name",
     "is_user_variable",
+    "masked",
     "one_line",
     "shape_of",
     "short_repr",
@@ -148,3 +150,24 @@ def one_line(text: str, limit: int) -> str:
     if len(flat) <= limit:
         return flat
     return flat[: max(limit - 3, 0)] + "..."
+
+
+#: Words that make a variable name secret (`db_password`, `api_token`, `aws_secret_key`,
+#: `privateKey`); whole words only, so `tokenizer`, `keyboard` and `authors` stay visible.
+_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "secret", "secrets",
+                           "token", "key", "keys", "apikey", "credential", "credentials",
+                           "auth", "bearer", "cookie", "otp", "pin"})
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def is_secret_name(path: str) -> bool:
+    """Whether a variable (or any part of a dotted path) is named like a secret."""
+    return any(word.lower() in _SECRET_WORDS
+               for part in path.split(".") for word in _WORD.findall(part))
+
+
+def masked(value: Any) -> str:
+    """What a secret-named value shows instead of itself: its type and size only. The
+    model can still use it in code by name; it never sees (nor stores) the value."""
+    size = f", {len(value)} characters" if isinstance(value, str | bytes) else ""
+    return f"[masked: named like a secret; {type_name(value)}{size}]"

@@ -7,7 +7,16 @@ from typing import Any
 
 from fuxi_notebook.tools.base import ToolContext, ToolOutput
 
-from .kernel_values import format_size, shape_of, short_repr, size_of, type_name, user_variables
+from .kernel_values import (
+    format_size,
+    is_secret_name,
+    masked,
+    shape_of,
+    short_repr,
+    size_of,
+    type_name,
+    user_variables,
+)
 
 __all__ = ["VariablesTool", "variable_rows"]
 
@@ -78,8 +87,8 @@ def variable_rows(variables: list[tuple[str, Any]]) -> list[tuple[str, ...]]:
         kind = type_name(value)
         if len(kind) > TYPE_COLUMN_CHARS:
             kind = "..." + kind[-(TYPE_COLUMN_CHARS - 3):]
-        rows.append((name, kind, shape_of(value), format_size(size_of(value)),
-                     short_repr(value, PREVIEW_CHARS)))
+        preview = masked(value) if is_secret_name(name) else short_repr(value, PREVIEW_CHARS)
+        rows.append((name, kind, shape_of(value), format_size(size_of(value)), preview))
     return rows
 
 

@@ -333,3 +333,14 @@ def test_old_ipykernel_is_refused_with_a_clear_message(monkeypatch):
     monkeypatch.setattr(ipykernel, "__version__", "7.3.2")
     with pytest.raises(Exception, match=r"ipykernel>=7.4 \(this kernel has 7.3.2\)"):
         extension.load_ipython_extension(Shell())
+
+
+def test_a_secret_named_variable_never_reaches_the_saved_outputs(fresh, api):
+    secret = "hunter2-correct-horse-battery"
+    fresh.run(f"db_password = {secret!r}")
+    api.add(Turn([tool_use("Variables", {}), tool_use("Inspect", {"name": "db_password"})]),
+            Turn([text("I see a masked password.")]))
+    result = fresh.run("%%fuxi\nwhat variables do I have?")
+    assert result.status == "ok"
+    assert secret not in json.dumps(result.messages, default=str)  # what the notebook stores
+    assert secret not in json.dumps(api.requests)  # and what the model saw

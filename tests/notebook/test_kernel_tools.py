@@ -302,6 +302,25 @@ async def test_variables_table_lists_user_data_and_hides_the_rest(shell, ctx):
         assert f"\n{name} " not in out.content
 
 
+SECRET = "hunter2-correct-horse-battery"
+
+
+async def test_secret_named_variables_are_masked_by_variables_and_inspect(shell, ctx):
+    class Config:
+        api_token = SECRET
+
+    shell.user_ns.update({"db_password": SECRET, "AWS_SECRET_ACCESS_KEY": SECRET,
+                          "config": Config(), "tokenizer": "visible-tokenizer"})
+    table = (await VariablesTool(shell).run({}, ctx)).content
+    assert SECRET not in table and table.count("[masked: named like a secret; str") == 2
+    assert "visible-tokenizer" in table  # whole words only: a tokenizer is not a token
+    for path in ("db_password", "config.api_token", "AWS_SECRET_ACCESS_KEY"):
+        described = (await InspectTool(shell).run({"name": path}, ctx)).content
+        assert SECRET not in described and "29 characters" in described, path
+    code = await python(shell, ctx, "len(db_password)")  # usable in code by name
+    assert text_of(code).endswith("29")
+
+
 async def test_variables_filter_and_empty_namespace(shell, ctx):
     tool = VariablesTool(shell)
     assert "No user variables" in (await tool.run({}, ctx)).content
