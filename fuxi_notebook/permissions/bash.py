@@ -58,6 +58,8 @@ class BashVerdict:
         allowed: every part is covered by allow rules or the read-only set.
         read_only: every part is a read-only command inside the working directories.
         accept_edits: acceptEdits may approve it (file commands inside the working dirs).
+        outside: a part reads or writes outside the working directories (then only a rule
+            that names the command exactly approves it: not a bare `Bash`, not a `*`).
     """
 
     deny: str | None = None
@@ -65,6 +67,7 @@ class BashVerdict:
     soft_ask: list[str] = field(default_factory=list)
     allowed: bool = True
     read_only: bool = True
+    outside: bool = False
     accept_edits: bool = True
     unanalysable: list[str] = field(default_factory=list)
 
@@ -202,7 +205,9 @@ def _hard_ask(commands: tuple[SimpleCommand, ...], rules: dict[str, list[Rule]],
     return None
 
 
-def _rule_allows(rules: list[Rule], cmd: SimpleCommand) -> bool:
+def _rule_allows(rules: list[Rule], cmd: SimpleCommand, *, exact_only: bool = False) -> bool:
+    """Whether an allow rule approves `cmd`; `exact_only`: only a rule without `*` (one
+    that names the whole command, outside paths included)."""
     inner = cmd.inner()
     if not inner.argv or inner.dynamic[0]:
         return False
@@ -214,8 +219,9 @@ def _rule_allows(rules: list[Rule], cmd: SimpleCommand) -> bool:
     for rule in rules:
         if not rule.names("Bash") or rule.bash is None:
             continue
-        if risky and "*" in (rule.specifier or ""):
-            continue  # a prefix rule never approves an interpreter, runner or exec flag
+        if (risky or exact_only) and "*" in (rule.specifier or ""):
+            continue  # a prefix rule never approves an interpreter, runner or exec flag,
+            # nor a command that leaves the working directories
         if rule.bash.fullmatch(text):
             return True
     return False
@@ -239,7 +245,8 @@ def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: _Paths, allow: 
                  and not found.unknown and not dir_reads and not (changes_dir and name == "git"))
     if changes_dir and (writes or name == "git"):
         verdict.soft_ask.append("it changes directory and then writes or runs git")
-    by_rule = _rule_allows(allow, cmd) and not found.unknown and all(
+    verdict.outside = verdict.outside or not inside
+    by_rule = _rule_allows(allow, cmd, exact_only=not inside) and not found.unknown and all(
         paths.allowed(f, "write") for f in found.redirect_writes)
     verdict.allowed = verdict.allowed and (read_only or by_rule)
     verdict.read_only = verdict.read_only and read_only

@@ -126,7 +126,8 @@ class RuleBook:
         return Judgement(
             deny=verdict.deny, hard_ask=verdict.hard_ask,
             soft_ask=soft if bare_allow else soft + verdict.unanalysable,
-            allowed=bare_allow or verdict.allowed, safe=verdict.read_only,
+            allowed=(bare_allow and not verdict.outside) or verdict.allowed,
+            safe=verdict.read_only,
             accept_edits=verdict.accept_edits, edits=not verdict.read_only)
 
     def _judge_host(self, facts: CallFacts) -> Judgement:
@@ -155,7 +156,9 @@ class RuleBook:
         inside = self._boundary(result, facts)
         covered = bool(accesses) and all(self.allowed(p, a, tool, as_dir=facts.dirs)
                                          for p, a in accesses)
-        result.allowed = self.bare("allow", tool) is not None or covered
+        # a bare allow rule covers the working directories; outside them only a rule that
+        # names the path does (`Read(~/data/**)`), else the user is asked
+        result.allowed = (self.bare("allow", tool) is not None and inside) or covered
         result.safe = tool in READ_TOOLS and inside
         result.accept_edits = tool in EDIT_TOOLS and inside and not result.soft_ask
         return result

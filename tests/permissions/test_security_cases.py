@@ -379,3 +379,40 @@ async def test_expansions_in_arguments(tmp_path, command, expected):
 async def test_assignments_that_change_what_runs_are_never_covered_by_a_rule(tmp_path, command,
                                                                              expected):
     assert await bash(tmp_path, command, allowed_tools=["Bash(git log *)"]) == expected
+
+
+# ---------------------------------------------------------------- allow rules and the boundary
+# A bare or `*` allow rule covers the working directories only; leaving them takes a rule
+# that names the outside path (or the whole command), or an approval (issue 8, finding 3).
+OUTSIDE = [
+    ("Read", {"file_path": "~/.ssh/id_rsa"}, ["Read", "Grep", "Glob"]),
+    ("Read", {"file_path": "/etc/shadow"}, ["Read"]),
+    ("Grep", {"pattern": "BEGIN", "path": "~/.ssh"}, ["Read", "Grep", "Glob"]),
+    ("Glob", {"pattern": "*", "path": "~/.ssh"}, ["Read", "Grep", "Glob"]),
+    ("Edit", {"file_path": "~/.profile", "old_string": "a", "new_string": "b"}, ["Edit"]),
+    ("Bash", {"command": "cat ~/.ssh/id_rsa"}, ["Bash(cat *)"]),
+    ("Bash", {"command": "cat ~/.ssh/id_rsa"}, ["Bash"]),
+    ("Bash", {"command": "head -c 100 /etc/shadow"}, ["Bash(head *)"]),
+    ("Bash", {"command": "cp ~/.ssh/id_rsa ./key"}, ["Bash(cp *)"]),
+]
+
+
+@pytest.mark.parametrize(("tool", "tool_input", "rules"), OUTSIDE)
+async def test_bare_and_star_allow_rules_stay_inside_the_working_directories(
+        tmp_path, tool, tool_input, rules):
+    engine = make_engine(tmp_path, allowed_tools=rules)
+    assert await outcome(engine, tool, tool_input) == "ask"
+
+
+@pytest.mark.parametrize(("tool", "tool_input", "rules"), [
+    ("Read", {"file_path": "notes.txt"}, ["Read"]),
+    ("Bash", {"command": "cat notes.txt"}, ["Bash(cat *)"]),
+    ("Bash", {"command": "cat notes.txt"}, ["Bash"]),
+    ("Read", {"file_path": "~/data/x.csv"}, ["Read(~/data/**)"]),  # names the outside path
+    ("Bash", {"command": "cat /etc/hostname"}, ["Bash(cat /etc/hostname)"]),  # exact command
+])
+async def test_rules_that_name_the_outside_path_or_stay_inside_still_allow(
+        tmp_path, tool, tool_input, rules):
+    (tmp_path / "notes.txt").write_text("hi\n")
+    engine = make_engine(tmp_path, allowed_tools=rules)
+    assert await outcome(engine, tool, tool_input) == "allow"
