@@ -54,6 +54,9 @@ def _message_problem(index: int, message: Any, messages: list[Any]) -> str | Non
         return f"{where}.role: Input should be 'user' or 'assistant' (got {role!r})"
     if index == 0 and message["role"] != "user":
         return f"{where}: the first message must use the 'user' role"
+    if index and isinstance(messages[index - 1], dict) and (
+            messages[index - 1].get("role") == message["role"]):
+        return f"{where}: roles must alternate between 'user' and 'assistant'"
     if not isinstance(message.get("content"), str | list):
         return f"{where}.content: Input should be a string or a list of content blocks"
     for number, block in enumerate(_blocks(message)):
@@ -89,6 +92,11 @@ def _results_expected(index: int, message: dict[str, Any], messages: list[Any]) 
     results = _tool_ids(message, "tool_result", "tool_use_id")
     if not results:
         return None
+    kinds = [b.get("type") for b in _blocks(message) if isinstance(b, dict)]
+    first_other = next((i for i, kind in enumerate(kinds) if kind != "tool_result"), len(kinds))
+    if "tool_result" in kinds[first_other:]:
+        return (f"messages.{index}.content: `tool_result` blocks must come first in the "
+                "content, before any other block")
     previous = messages[index - 1] if index else None
     calls = _tool_ids(previous, "tool_use", "id") if isinstance(previous, dict) and (
         previous.get("role") == "assistant") else []

@@ -35,6 +35,11 @@ INVALID = {
     "image in a result": [{"role": "user", "content": "x"}, CALL, {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "t1", "content": [_image("!!notbase64!!")]}]}],
     "no messages": [],
+    "two user messages in a row": [{"role": "user", "content": "a"},
+                                   {"role": "user", "content": "b"}],
+    "results after text": [{"role": "user", "content": "x"}, CALL, {"role": "user", "content": [
+        {"type": "text", "text": "first"},
+        {"type": "tool_result", "tool_use_id": "t1", "content": "late"}]}],
 }
 
 
