@@ -159,3 +159,19 @@ async def test_connection_errors_are_retried_then_reported(tmp_path):
     assert len(attempts) == 3
     assert messages[-1].subtype == "error_during_execution"
     assert "could not reach the API" in messages[-1].errors[0]
+
+
+async def test_prompt_cache_reads_most_of_a_session_with_many_parallel_calls(
+        fake_api, wire_model, tmp_path):
+    # each turn asks for twelve reads at once: 24 new blocks, more than the API looks back
+    # (20) from a breakpoint, so only the breakpoint on the previous turn finds the history
+    for number in range(12):
+        (tmp_path / f"f{number}.txt").write_text(f"line of file {number}\n" * 40)
+    calls = [tool_use("Read", {"file_path": f"f{n}.txt"}) for n in range(12)]
+    fake_api.add(*[Turn(list(calls)) for _ in range(8)], Turn([text("done")]))
+    await collect("go", _options(wire_model, tmp_path, allowed_tools=["Read"]))
+    later = fake_api.usage_log[1:]
+    read = sum(u["cache_read_input_tokens"] for u in later)
+    total = sum(u["input_tokens"] + u["cache_read_input_tokens"]
+                + u["cache_creation_input_tokens"] for u in later)
+    assert read / total > 0.8
