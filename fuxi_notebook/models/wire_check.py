@@ -12,17 +12,14 @@ import binascii
 import json
 from typing import Any
 
+from ..media import image_type
+
 __all__ = ["MAX_REQUEST_BYTES", "request_problem"]
 
 #: The API's request size limit (413 request_too_large above it).
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
-_MAGIC = {
-    "image/png": (b"\x89PNG\r\n\x1a\n",),
-    "image/jpeg": (b"\xff\xd8\xff",),
-    "image/gif": (b"GIF87a", b"GIF89a"),
-    "image/webp": (b"RIFF",),
-}
+_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
 def request_problem(body: dict[str, Any], *, size: int | None = None) -> tuple[int, str] | None:
@@ -126,12 +123,12 @@ def _image_problem(block: Any) -> str | None:
         return None if source.get("type") == "url" else (
             f"image source type {source.get('type')!r} is not supported")
     media = source.get("media_type")
-    if media not in _MAGIC:
-        return f"image media_type {media!r} is not one of {', '.join(_MAGIC)}"
+    if media not in _MEDIA_TYPES:
+        return f"image media_type {media!r} is not one of {', '.join(_MEDIA_TYPES)}"
     try:
         head = base64.b64decode(str(source.get("data", ""))[:64], validate=True)
     except (binascii.Error, ValueError):
         return "image data is not valid base64"
-    if not head.startswith(_MAGIC[media]):
+    if image_type(head) != media:
         return f"Image does not match the provided media type {media}"
     return None

@@ -208,9 +208,8 @@ class NotebookAgent:
                 conversation.history, conversation.pending_results = extend_history(
                     before[0], before[1], record, outputs)
             conversation.permission_updates[:] = before[2]
-            self._remember(session, record, outputs, conversation, run=None, key=key,
-                           volatile=volatile)
-        self._remember(session, None, [], None, run=run)
+            self._keep(session, record, outputs, conversation, key, volatile)
+        self._ran(run)
         return run
 
     async def _live(self, options: FuxiAgentOptions, cell: CellIdentity,
@@ -234,25 +233,23 @@ class NotebookAgent:
             run = await live.play(body)
         finally:
             if live.record is not None:
-                self._remember(session, live.record, live.published.outputs,
-                               session.snapshot(), run=None, key=key,
-                               volatile=(live.final.metadata if live.final else {}).get("fuxi"))
-        self._remember(session, None, [], None, run=run)
+                self._keep(session, live.record, live.published.outputs, session.snapshot(),
+                           key, (live.final.metadata if live.final else {}).get("fuxi"))
+        self._ran(run)
         return run
 
-    def _remember(self, session: Session, record: SessionRecord | None, outputs: list[Any],
-                  conversation: Any, *, run: FuxiRun | None,
-                  key: tuple[Any, ...] | None = None,
-                  volatile: dict[str, Any] | None = None) -> None:
-        """Book-keeping after a cell: its record, the conversation, `_fuxi`, counters."""
-        if record is not None:
-            self.conversations.remember(record, outputs, conversation,
-                                        key or self.conversations.key or (), volatile)
-            self.session = session
-        if run is not None:
-            self.shell.user_ns["_fuxi"] = run
-            self.runs += 1
-            self.turns += run.result.num_turns
+    def _keep(self, session: Session, record: SessionRecord, outputs: list[Any],
+              conversation: Any, key: tuple[Any, ...], volatile: dict[str, Any] | None
+              ) -> None:
+        """A cell left a record (also when interrupted): the conversation goes on from it."""
+        self.conversations.remember(record, outputs, conversation, key, volatile)
+        self.session = session
+
+    def _ran(self, run: FuxiRun) -> None:
+        """A cell finished: `_fuxi` and the counters `%fuxi` shows."""
+        self.shell.user_ns["_fuxi"] = run
+        self.runs += 1
+        self.turns += run.result.num_turns
 
 
 def _renderer(frontend: str) -> Renderer:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..agent.session import Conversation
 from ..errors import ConfigurationError
-from ..sessions.history import join_records
+from ..sessions.history import follow_parents, join_records
 from ..sessions.record import SessionRecord
 from .identity import CellIdentity, NotebookIdentity
 
@@ -136,32 +136,24 @@ class Conversations:
                                  f"id in this kernel{where} (see %fuxi sessions)")
 
     def chain(self, last: str | None) -> list[SessionRecord]:
-        """The records of the conversation that ends with cell `last`, oldest first."""
-        records: list[SessionRecord] = []
-        seen: set[str] = set()
-        current = last
-        notebook = None
-        while current is not None:
-            if current in seen:
-                raise ConfigurationError(f"the session records link in a circle at cell "
-                                         f"{current}")
-            seen.add(current)
-            remembered = self.records.get(current)
-            record = remembered.record if remembered is not None else None
-            if record is None:
-                notebook = notebook or self.identity.saved(needed_for="rebuilding the "
-                                                           "conversation from the notebook")
-                found = notebook.cell(current) if notebook is not None else None
-                if found is None or found.record is None:
-                    why = f" ({found.problem})" if found is not None and found.problem else ""
-                    raise ConfigurationError(f"cell {current} has no readable session "
-                                             f"record{why}, so the conversation that leads "
-                                             "to it cannot be rebuilt; start a new one with "
-                                             "--new, or --resume a cell after it")
-                record = found.record
-            records.append(record)
-            current = record.parent
-        return records[::-1]
+        """The records of the conversation that ends with cell `last`, oldest first:
+        this kernel's records first, then the saved notebook's."""
+        if last is None:
+            return []
+
+        def find(key: str) -> SessionRecord | str:
+            remembered = self.records.get(key)
+            if remembered is not None:
+                return remembered.record
+            notebook = self.identity.saved(needed_for="rebuilding the conversation from "
+                                           "the notebook")  # cached while the file is unchanged
+            return notebook.record_or_why(key) if notebook else "has no readable session record"
+
+        try:
+            return follow_parents(last, find)
+        except ConfigurationError as error:
+            raise ConfigurationError(f"{error}; start a new one with --new, or --resume a "
+                                     "cell after it") from None
 
     def _chain_or_empty(self, last: str | None) -> list[SessionRecord]:
         try:

@@ -12,7 +12,6 @@ runs of the same notebook give the same ids.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,8 +115,3 @@ def _frontend_cell_id(shell: Any) -> str | None:
     parent = kernel.get_parent() if kernel is not None else None
     cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
     return str(cell_id) if cell_id else None
-
-
-def env_notebook() -> str | None:
-    """The notebook named by the environment alone (for processes without a shell)."""
-    return os.environ.get("FUXI_NOTEBOOK") or os.environ.get("JPY_SESSION_NAME") or None

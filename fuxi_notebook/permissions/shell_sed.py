@@ -10,6 +10,8 @@ command only reads its input files and edits them in place.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["sed_problem"]
 
 #: Options without an argument (short letters; long forms below).
@@ -50,10 +52,9 @@ def sed_problem(argv: list[str]) -> str | None:
                 scripts.append(value)
             elif name == "--file":
                 return "takes its script from a file (--file)"
-            elif name in ("--line-length",) or name in _LONG_FLAGS:
-                if name == "--line-length" and not eq:
-                    index += 1
-            else:
+            elif name == "--line-length":
+                index += 0 if eq else 1  # its number is the next word
+            elif name not in _LONG_FLAGS:
                 return f"has an option that is not understood ({name})"
             continue
         if word.startswith("-") and len(word) > 1:
@@ -125,7 +126,7 @@ def _command(reader: _Reader) -> str | None:
         return None
     if command in _DANGEROUS:
         return _DANGEROUS[command]
-    if command in _QUIT or command in ("l", "L"):
+    if command in _QUIT or command == "L":  # a number may follow
         reader.take_while(str.isdigit)
         return None
     if command in _LABELLED or command == ":" or command == "v":
@@ -179,9 +180,9 @@ class _Reader:
         self.at += 1 if char else 0
         return char
 
-    def take_while(self, test: object) -> str:
+    def take_while(self, test: Callable[[str], bool]) -> str:
         start = self.at
-        while not self.done() and test(self.peek()):  # type: ignore[operator]
+        while not self.done() and test(self.peek()):
             self.at += 1
         return self.text[start:self.at]
 

@@ -9,14 +9,37 @@ clear error instead of a rejected request.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigurationError
 from .record import OUTPUT_REF, SessionRecord, image_digest
 
-__all__ = ["check_history", "extend_history", "images_in_outputs", "join_records",
-           "resolve_output_refs"]
+__all__ = ["check_history", "extend_history", "follow_parents", "images_in_outputs",
+           "join_records", "resolve_output_refs"]
+
+
+def follow_parents(last: str, find: Callable[[str], SessionRecord | str]
+                   ) -> list[SessionRecord]:
+    """The records of the conversation that ends with cell `last`, oldest first.
+
+    `find(cell_id)` gives that cell's record, or why it has none. Raises
+    ConfigurationError when a link leads nowhere or round in a circle.
+    """
+    records: list[SessionRecord] = []
+    seen: set[str] = set()
+    current: str | None = last
+    while current is not None:
+        if current in seen:
+            raise ConfigurationError(f"the session records link in a circle at cell {current}")
+        seen.add(current)
+        found = find(current)
+        if isinstance(found, str):
+            raise ConfigurationError(f"cell {current} {found}, so the conversation that leads "
+                                     "to it cannot be rebuilt")
+        records.append(found)
+        current = found.parent
+    return records[::-1]
 
 
 def join_records(records: Sequence[SessionRecord],

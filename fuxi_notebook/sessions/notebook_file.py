@@ -95,10 +95,6 @@ class SavedNotebook:
                 return cell
         return None
 
-    def position(self, key: str) -> int | None:
-        cell = self.cell(key)
-        return cell.index if cell is not None else None
-
     def match(self, line: str, body: str, *, after: int | None = None,
               used: frozenset[int] = frozenset()) -> FuxiCell | None:
         """The saved cell a running cell is, by its text (see the module docstring)."""
@@ -124,24 +120,20 @@ class SavedNotebook:
 
         Raises ConfigurationError when a link leads nowhere or round in a circle.
         """
-        chain: list[FuxiCell] = []
-        seen: set[str] = set()
-        current: str | None = key
-        while current is not None:
-            if current in seen:
-                raise ConfigurationError(f"the session records of {self.path.name} link in a "
-                                         f"circle at cell {current}")
-            seen.add(current)
-            cell = self.cell(current)
-            if cell is None or cell.record is None:
-                missing = "has no readable session record" if cell is not None else (
-                    "is not in the saved notebook")
-                why = f" ({cell.problem})" if cell is not None and cell.problem else ""
-                raise ConfigurationError(f"cell {current} {missing}{why}, so the conversation "
-                                         f"that leads to it cannot be rebuilt")
-            chain.append(cell)
-            current = cell.record.parent
-        return chain[::-1]
+        from .history import follow_parents
+
+        records = follow_parents(key, self.record_or_why)
+        return [cell for record in records if (cell := self.cell(record.cell_id))]
+
+    def record_or_why(self, key: str) -> SessionRecord | str:
+        """The record of cell `key`, or why it has none (for `follow_parents`)."""
+        cell = self.cell(key)
+        if cell is None:
+            return "is not in the saved notebook"
+        if cell.record is None:
+            why = f" ({cell.problem})" if cell.problem else ""
+            return f"has no readable session record{why}"
+        return cell.record
 
 
 def read_notebook(path: str | Path) -> SavedNotebook:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..media import IMAGE_HEAD_BYTES, image_type
 from .base import ToolContext, ToolError, ToolOutput
 from .fsutil import atomic_write, ensure_fresh, number_line, remember_file
 from .ipynb import render_notebook
@@ -103,22 +104,11 @@ class ReadTool:
         return output
 
 
-#: The first bytes of each image type the API accepts.
-_MAGIC = (("image/png", b"\x89PNG\r\n\x1a\n"), ("image/jpeg", b"\xff\xd8\xff"),
-          ("image/gif", b"GIF87a"), ("image/gif", b"GIF89a"))
-
-
 def sniff_image(path: Path) -> str | None:
     """The image type of a file from its bytes, never its name (a text file called
     `x.png` sent as an image would make the API reject the whole conversation)."""
     with path.open("rb") as handle:
-        head = handle.read(16)
-    for media_type, magic in _MAGIC:
-        if head.startswith(magic):
-            return media_type
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
+        return image_type(handle.read(IMAGE_HEAD_BYTES))
 
 
 def _read_image(path: Path, media_type: str) -> ToolOutput:

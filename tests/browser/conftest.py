@@ -123,6 +123,16 @@ def browser() -> Iterator[ChromiumBrowser]:
         chromium.stop()
 
 
+def close_pages(opened: list[NotebookPage], request: pytest.FixtureRequest,
+                lab: JupyterLab) -> None:
+    """Close a test's pages (keeping evidence if it failed) and their kernels."""
+    for page in opened:
+        if request.node.stash.get(_FAILED, False):
+            print(_keep_evidence(page, lab.state))
+        page.close()
+    lab.shutdown_kernels()
+
+
 @pytest.fixture
 def notebook(lab: JupyterLab, browser: ChromiumBrowser, api: FakeMessagesServer,
              request: pytest.FixtureRequest) -> Iterator[Callable[[list[str]], NotebookPage]]:
@@ -140,8 +150,4 @@ def notebook(lab: JupyterLab, browser: ChromiumBrowser, api: FakeMessagesServer,
         return page.open()
 
     yield open_notebook
-    for page in opened:
-        if request.node.stash.get(_FAILED, False):
-            print(_keep_evidence(page, lab.state))
-        page.close()
-    lab.shutdown_kernels()
+    close_pages(opened, request, lab)

@@ -23,7 +23,7 @@ import pytest
 
 from fuxi_notebook.testing import FakeMessagesServer
 
-from .conftest import _FAILED, _keep_evidence, running_lab
+from .conftest import close_pages, running_lab
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator
@@ -78,11 +78,7 @@ def quickstart(lab: JupyterLab, browser: ChromiumBrowser, api: FakeMessagesServe
         return page.open(timeout=KERNEL_START)
 
     yield open_quickstart
-    for page in opened:
-        if request.node.stash.get(_FAILED, False):
-            print(_keep_evidence(page, lab.state))
-        page.close()
-    lab.shutdown_kernels()
+    close_pages(opened, request, lab)
 
 
 def _outputs(nb: NotebookPage, index: int) -> Locator:
