@@ -50,6 +50,14 @@ class PermissionRuleValue:
             return self.tool_name
         return f"{self.tool_name}({self.rule_content})"
 
+    @classmethod
+    def from_text(cls, text: str) -> PermissionRuleValue:
+        """`"Bash(ls -la)"` -> PermissionRuleValue("Bash", "ls -la")."""
+        name, paren, rest = text.partition("(")
+        if paren and rest.endswith(")"):
+            return cls(name, rest[:-1])
+        return cls(text)
+
 
 @dataclass
 class PermissionUpdate:

@@ -93,12 +93,13 @@ class Session:
         self.conversation = conversation if conversation is not None else Conversation()
         self.cwd = _working_dir(options.cwd)
         self.hooks = HookRunner(options.hooks)
+        candidates = _candidate_tools(options, extra_tools)
         self.permissions = PermissionEngine(options, cwd=self.cwd, hooks=self.hooks,
-                                            classifier=self._classify)
+                                            classifier=self._classify, tools=candidates)
         self.permissions.apply(self.conversation.permission_updates, remember=False)
         self.permissions.on_update = self.conversation.permission_updates.append
         self.model: Model = resolve_model(options.model)
-        self.registry = ToolRegistry(_offered_tools(options, self.permissions, extra_tools))
+        self.registry = ToolRegistry(t for t in candidates if self.permissions.offered(t.name))
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
                                     env=dict(options.env), read_denied=self._read_denied,
                                     read_files=self.conversation.read_files,
@@ -238,8 +239,8 @@ def _working_dir(cwd: str | Path | None) -> Path:
     return path.resolve()
 
 
-def _offered_tools(options: FuxiAgentOptions, permissions: PermissionEngine,
-                   extra_tools: list[Any] | None) -> list[Any]:
+def _candidate_tools(options: FuxiAgentOptions, extra_tools: list[Any] | None) -> list[Any]:
+    """The tools this session may offer (`options.tools` narrows them; deny rules next)."""
     tools = builtin_tools() + list(extra_tools or [])
     if options.tools is not None:
         known = {tool.name for tool in tools}
@@ -250,7 +251,7 @@ def _offered_tools(options: FuxiAgentOptions, permissions: PermissionEngine,
                 f"built-in tools are {', '.join(sorted(known))}"
             )
         tools = [tool for tool in tools if tool.name in options.tools]
-    return [tool for tool in tools if permissions.offered(tool.name)]
+    return tools
 
 
 def _validate(options: FuxiAgentOptions) -> None:

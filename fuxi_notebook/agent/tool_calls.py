@@ -2,7 +2,7 @@
 
 Every call gets exactly one result, in the model's order: unknown tools, invalid JSON,
 schema mismatches, denials and tool failures all become `is_error` results the model
-can read. Consecutive read-only calls run concurrently; any other call runs alone.
+can read. Consecutive calls of `read` tools run concurrently; any other call runs alone.
 PostToolUse / PostToolUseFailure hooks see each outcome and may add context for the model.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.base import ToolError, ToolOutput
+from ..tools.base import ToolError, ToolOutput, kind_of
 from ..types import (
     Message,
     SystemMessage,
@@ -54,12 +54,13 @@ def _error(tool_use_id: str, message: str) -> dict[str, Any]:
 
 
 def _batches(run: Run, calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Group consecutive read-only calls; every other call is a batch of its own."""
+    """Group consecutive calls of `read` tools; every other call is a batch of its own
+    (an unknown tool's call is only an error result, so it may join a group)."""
     batches: list[list[dict[str, Any]]] = []
     last_read_only = False
     for call in calls:
         tool = run.session.registry.get(call["name"])
-        read_only = tool is None or tool.read_only
+        read_only = tool is None or kind_of(tool) == "read"
         if read_only and batches and last_read_only:
             batches[-1].append(call)
         else:

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from ..options import ToolPermissionContext
-from .render import Answer
+from .render import Answer, always_adds
 from .view import tool_summary
 
 __all__ = ["ask_replay", "ask_with_buttons", "describe_call"]
@@ -54,8 +54,11 @@ def _resolve(future: asyncio.Future[Answer], answer: Answer) -> None:
 def _permission_card(tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext,
                      future: asyncio.Future[Answer]) -> widgets.Widget:
     why = f" — {html.escape(context.decision_reason)}" if context.decision_reason else ""
+    adds = always_adds(context)
+    scope = (f"<div><i>Always allow</i> adds <code>{html.escape(adds)}</code> for the rest "
+             "of this session.</div>" if adds else "")
     header = widgets.HTML(f"<b>Allow {html.escape(tool_name)}?</b>{why}"
-                          f"{describe_call(tool_name, tool_input)}")
+                          f"{describe_call(tool_name, tool_input)}{scope}")
     reason = widgets.Text(placeholder="Reason for denying (optional)",
                           layout=widgets.Layout(width="60%"))
     allow = widgets.Button(description="Allow", button_style="success")
@@ -64,7 +67,8 @@ def _permission_card(tool_name: str, tool_input: dict[str, Any], context: ToolPe
     allow.on_click(lambda _: _resolve(future, ("allow", None, None)))
     always.on_click(lambda _: _resolve(future, ("always", None, None)))
     deny.on_click(lambda _: _resolve(future, ("deny", reason.value.strip() or None, None)))
-    return widgets.VBox([header, widgets.HBox([allow, always, deny, reason])])
+    buttons = [allow, always, deny, reason] if adds else [allow, deny, reason]
+    return widgets.VBox([header, widgets.HBox(buttons)])
 
 
 def _question_card(tool_input: dict[str, Any], future: asyncio.Future[Answer]) -> widgets.Widget:

@@ -16,7 +16,7 @@ import sys
 import types
 from typing import Any
 
-from fuxi_notebook.tools.base import ToolContext, ToolError, ToolOutput
+from fuxi_notebook.tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
 from fuxi_notebook.tools.truncate import cap_head_tail
 
 from .kernel_values import format_size, is_secret_name, masked, shape_of, size_of, type_name
@@ -40,7 +40,7 @@ for _attr in ("maxlist", "maxtuple", "maxset", "maxfrozenset", "maxdeque", "maxa
 _REPR.maxdict = 30
 
 
-class InspectTool:
+class InspectTool(DeclaredTool):
     """Describe one variable or attribute path in detail, without evaluating code."""
 
     name = "Inspect"
@@ -54,7 +54,7 @@ class InspectTool:
         "summary and public names. Other objects: type, repr and public attributes."
     )
 
-    read_only = True
+    kind = "read"
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell

@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any
 
-from fuxi_notebook.tools.base import ToolContext, ToolError, ToolOutput
+from fuxi_notebook.tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
 from fuxi_notebook.tools.ipynb import render_notebook
 from fuxi_notebook.tools.truncate import cap_head_tail
 
@@ -33,7 +33,7 @@ def notebook_path(shell: Any) -> str | None:
     return None
 
 
-class NotebookReadTool:
+class NotebookReadTool(DeclaredTool):
     """Read the current notebook (as saved) cell by cell."""
 
     name = "NotebookRead"
@@ -45,7 +45,7 @@ class NotebookReadTool:
         "use Variables or Inspect instead."
     )
 
-    read_only = True
+    kind = "read"
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
@@ -88,7 +88,7 @@ class NotebookReadTool:
         return ToolOutput(content=cap_head_tail(text, MAX_NOTEBOOK_CHARS))
 
 
-class InsertCellTool:
+class InsertCellTool(DeclaredTool):
     """Propose code to the user as a new, unexecuted cell below the current one."""
 
     name = "InsertCell"
@@ -100,7 +100,7 @@ class InsertCellTool:
         "inserted per run: further calls in the same run are appended to that cell."
     )
 
-    read_only = False
+    kind = "edit"
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from fuxi_notebook.tools.base import ToolContext, ToolError, ToolOutput
+from fuxi_notebook.tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
 from fuxi_notebook.tools.truncate import cap_head_tail, strip_ansi
 
 from .kernel_capture import Capture, FigureWatch, RenderedFigure, bundle_image, image_block, publish
@@ -65,7 +65,7 @@ class Outcome:
     error: BaseException | None = None
 
 
-class PythonTool:
+class PythonTool(DeclaredTool):
     """Run Python in the user's live kernel, seeing and changing their variables."""
 
     name = "Python"
@@ -82,7 +82,7 @@ class PythonTool:
         "data cheaply, and InsertCell to give the user code to keep in the notebook."
     )
 
-    read_only = False
+    kind = "execute"
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fuxi_notebook.tools.base import ToolContext, ToolOutput
+from fuxi_notebook.tools.base import DeclaredTool, ToolContext, ToolOutput
 
 from .kernel_values import (
     format_size,
@@ -26,7 +26,7 @@ TYPE_COLUMN_CHARS = 40
 _HEADER = ("name", "type", "shape/len", "size", "preview")
 
 
-class VariablesTool:
+class VariablesTool(DeclaredTool):
     """List the user's variables with type, shape, memory and a one-line preview."""
 
     name = "Variables"
@@ -39,7 +39,7 @@ class VariablesTool:
         "data the user has."
     )
 
-    read_only = True
+    kind = "read"
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell

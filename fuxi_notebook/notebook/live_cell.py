@@ -8,7 +8,6 @@ partial run and re-raises (as a short KeyboardInterrupt), so queued cells are ab
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 from ..agent.loop import run_prompt
@@ -18,8 +17,6 @@ from ..options import (
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
-    PermissionRuleValue,
-    PermissionUpdate,
     ToolPermissionContext,
 )
 from ..types import ResultMessage
@@ -40,32 +37,18 @@ class Approvals:
     async def decide(self, tool_name: str, tool_input: dict[str, Any],
                      context: ToolPermissionContext) -> PermissionResult:
         verdict, reason, updated = await self.renderer.ask(tool_name, tool_input, context)
-        rule = _suggested_rule(tool_name, tool_input) if verdict == "always" else None
+        # "Always allow" adds what the tool declares (the engine's suggestion), nothing else
+        updates = list(context.suggestions) if verdict == "always" else []
+        rule = next((str(r) for u in updates for r in u.rules or []), None)
         answers = (updated or {}).get("answers") if tool_name == "AskUserQuestion" else None
         self.records.append({"tool_use_id": context.tool_use_id or "", "tool_name": tool_name,
                              "decision": {"always": "always_allow"}.get(verdict, verdict),
                              "source": "user", "reason": reason,
-                             "rule": str(rule) if rule else None, "answers": answers})
+                             "rule": rule, "answers": answers})
         if verdict == "deny":
             why = f" Their reason: {reason}" if reason else ""
             return PermissionResultDeny(message=f"The user denied this {tool_name} call.{why}")
-        updates = None
-        if rule is not None:
-            updates = [PermissionUpdate(type="addRules", behavior="allow", rules=[rule],
-                                        destination="session")]
-        return PermissionResultAllow(updated_input=updated, updated_permissions=updates)
-
-
-def _suggested_rule(tool_name: str, tool_input: dict[str, Any]) -> PermissionRuleValue:
-    """What "Always allow" adds: this exact command, this folder, or the whole tool."""
-    if tool_name == "Bash" and tool_input.get("command"):
-        return PermissionRuleValue("Bash", str(tool_input["command"]))
-    if tool_name in ("Edit", "Write", "Read") and tool_input.get("file_path"):
-        folder = Path(str(tool_input["file_path"])).parent
-        anchor = f"/{folder}" if folder.is_absolute() else f"./{folder}"
-        return PermissionRuleValue("Edit" if tool_name == "Write" else tool_name,
-                                   f"{anchor}/**")
-    return PermissionRuleValue(tool_name)
+        return PermissionResultAllow(updated_input=updated, updated_permissions=updates or None)
 
 
 class LiveCell:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agent.session import Session
 from ..sessions import build_record, record_to_output, render_transcript, render_transcript_text
+from ..tools.base import kind_of
 from ..types import ResultMessage
 
 __all__ = ["final_outputs", "record_outputs"]
@@ -27,7 +28,8 @@ def final_outputs(*, cell_id: str, session: Session, parent: str | None, prompt:
     record = build_record(cell_id=cell_id, session_id=session.id, parent=parent,
                           model=session.model_name, prompt=prompt, options=options,
                           messages=messages, approvals=approvals, result=result,
-                          secrets=secrets, cwd=str(session.cwd), shown_images=shown_images)
+                          secrets=secrets, cwd=str(session.cwd), shown_images=shown_images,
+                          kinds=_kinds(session, messages))
     volatile = {
         "cost_usd": result.total_cost_usd,
         "usage": result.usage,
@@ -39,6 +41,15 @@ def final_outputs(*, cell_id: str, session: Session, parent: str | None, prompt:
     }
     data, metadata = record_outputs(record, volatile)
     return data, metadata, record
+
+
+def _kinds(session: Session, messages: list[dict[str, Any]]) -> dict[str, str]:
+    """The declared kind of each tool these messages call."""
+    called = {block.get("name") for m in messages if m.get("role") == "assistant"
+              and isinstance(m.get("content"), list) for block in m["content"]
+              if isinstance(block, dict) and block.get("type") == "tool_use"}
+    return {name: kind_of(session.registry.get(name)) for name in sorted(called)
+            if isinstance(name, str) and name in session.registry}
 
 
 def record_outputs(record: Any, volatile: dict[str, Any]) -> tuple[dict[str, Any],

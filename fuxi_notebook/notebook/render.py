@@ -24,7 +24,8 @@ from ..types import AssistantMessage, Message, StreamEvent, ToolUseBlock, UserMe
 from .cellrun import FinalOutputs
 from .view import LiveView, tool_summary
 
-__all__ = ["Answer", "Coalescer", "HeadlessRenderer", "LiveRenderer", "Renderer", "TextRenderer"]
+__all__ = ["Answer", "Coalescer", "HeadlessRenderer", "LiveRenderer", "Renderer", "TextRenderer",
+           "always_adds"]
 
 #: An approval answer: ("allow" | "always" | "deny", reason, updated_input)
 Answer = tuple[str, str | None, dict[str, Any] | None]
@@ -49,6 +50,11 @@ class Renderer(Protocol):
     async def confirm_replay(self, summary: str) -> bool: ...
 
     def finish(self, final: FinalOutputs) -> None: ...
+
+
+def always_adds(context: ToolPermissionContext) -> str:
+    """The rule text "Always allow" would add (from the tool's declaration), or ""."""
+    return "; ".join(str(rule) for update in context.suggestions for rule in update.rules or [])
 
 
 def show_final(final: FinalOutputs, *, republish: bool) -> None:
@@ -223,11 +229,14 @@ class TextRenderer:
             return self._questions(tool_input)
         detail = tool_input.get("command") or tool_input.get("code") or tool_input
         why = f" ({context.decision_reason})" if context.decision_reason else ""
-        self._line(f"? Allow {tool_name}{why}:\n{detail}")
-        reply = self._read("  [y]es / [a]lways / [n]o: ").strip().lower()
+        adds = always_adds(context)
+        scope = f"\n  [a]lways adds {adds} for the rest of this session" if adds else ""
+        self._line(f"? Allow {tool_name}{why}:\n{detail}{scope}")
+        choices = "[y]es / [a]lways / [n]o" if adds else "[y]es / [n]o"
+        reply = self._read(f"  {choices}: ").strip().lower()
         if reply in ("y", "yes"):
             return "allow", None, None
-        if reply in ("a", "always"):
+        if adds and reply in ("a", "always"):
             return "always", None, None
         reason = self._read("  reason (optional): ").strip() if reply else ""
         return "deny", reason or None, None

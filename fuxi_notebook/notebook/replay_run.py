@@ -25,7 +25,7 @@ from ..sessions.replay import (
     recorded_calls,
     recorded_results,
 )
-from ..tools.base import ToolError, ToolOutput
+from ..tools.base import ToolError, ToolOutput, always_allow_of, kind_of, reach_of
 from ..types import ResultMessage
 from .cellrun import FinalOutputs, FuxiRun, ticking, with_notes
 from .outputs import record_outputs
@@ -46,7 +46,10 @@ class RecordedResults:
 
     def __init__(self, tool: Any, record: SessionRecord) -> None:
         self.name, self.description = tool.name, tool.description
-        self.input_schema, self.read_only = tool.input_schema, tool.read_only
+        self.input_schema = tool.input_schema
+        self.kind = kind_of(tool)
+        self.reach = lambda input: reach_of(tool, input)  # None = unknown, as for `tool`
+        self.always_allow = lambda input: always_allow_of(tool, tool.name, input)
         calls = recorded_calls(record)
         results = recorded_results(record)
         self._answers = [results[i] for i, call in calls.items()

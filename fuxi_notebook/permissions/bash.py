@@ -58,8 +58,9 @@ class BashVerdict:
         allowed: every part is covered by allow rules or the read-only set.
         read_only: every part is a read-only command inside the working directories.
         accept_edits: acceptEdits may approve it (file commands inside the working dirs).
-        outside: a part reads or writes outside the working directories (then only a rule
-            that names the command exactly approves it: not a bare `Bash`, not a `*`).
+        outside: the paths outside the working directories that a part reads or writes
+            (then only a rule that names the command exactly approves it: not a bare
+            `Bash`, not a `*`).
     """
 
     deny: str | None = None
@@ -67,7 +68,7 @@ class BashVerdict:
     soft_ask: list[str] = field(default_factory=list)
     allowed: bool = True
     read_only: bool = True
-    outside: bool = False
+    outside: list[str] = field(default_factory=list)
     accept_edits: bool = True
     unanalysable: list[str] = field(default_factory=list)
 
@@ -234,7 +235,9 @@ def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: _Paths, allow: 
         reason = protected_reason(facts)
         if reason:
             verdict.soft_ask.append(reason)
-    inside = all(inside_any(p, paths.roots) for f in [*found.reads, *writes] for p in f.both())
+    outside = [str(f.link) for f in [*found.reads, *writes]
+               if not all(inside_any(p, paths.roots) for p in f.both())]
+    inside = not outside
     name = _name(cmd)
     sed = sed_problem(cmd.inner().argv) if name == "sed" else None
     if sed:  # it runs commands or touches files its arguments do not name (case 34)
@@ -245,7 +248,7 @@ def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: _Paths, allow: 
                  and not found.unknown and not dir_reads and not (changes_dir and name == "git"))
     if changes_dir and (writes or name == "git"):
         verdict.soft_ask.append("it changes directory and then writes or runs git")
-    verdict.outside = verdict.outside or not inside
+    verdict.outside.extend(p for p in outside if p not in verdict.outside)
     by_rule = _rule_allows(allow, cmd, exact_only=not inside) and not found.unknown and all(
         paths.allowed(f, "write") for f in found.redirect_writes)
     verdict.allowed = verdict.allowed and (read_only or by_rule)

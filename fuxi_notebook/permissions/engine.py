@@ -11,7 +11,7 @@ nobody approves is denied, with a message that tells the model how it could be a
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,9 +23,11 @@ from ..options import (
     FuxiAgentOptions,
     PermissionResultAllow,
     PermissionResultDeny,
+    PermissionRuleValue,
     PermissionUpdate,
     ToolPermissionContext,
 )
+from ..tools.base import always_allow_of
 from .judge import Judgement, RuleBook
 from .rules import Behavior, parse_rule, parse_rules
 from .settings import load_settings
@@ -82,7 +84,10 @@ class PermissionEngine:
     """The permission state of one session."""
 
     def __init__(self, options: FuxiAgentOptions, *, cwd: Path, hooks: HookRunner | None = None,
-                 classifier: Classifier | None = None) -> None:
+                 classifier: Classifier | None = None, tools: Iterable[Any] | None = None
+                 ) -> None:
+        """`tools` are the tools whose declarations decide (default: the built-ins); a
+        call of any other tool is judged as an undeclared `execute` tool."""
         settings = load_settings(options.settings, cwd)
         self.mode = options.permission_mode or settings.default_mode or "default"
         check_mode(self.mode)
@@ -101,6 +106,11 @@ class PermissionEngine:
         self.classifier = classifier
         self.on_update: Callable[[PermissionUpdate], None] | None = None
         self._own = _own_process()
+        if tools is None:
+            from ..tools.builtin import builtin_tools
+
+            tools = builtin_tools()
+        self.tools: dict[str, Any] = {tool.name: tool for tool in tools}
 
     def offered(self, tool_name: str) -> bool:
         """A bare deny rule removes the tool from what the model is offered."""
@@ -133,16 +143,16 @@ class PermissionEngine:
             return Decision("deny", hook.reason or f"A PreToolUse hook blocked {tool_name}.")
         updated = hook.updated_input
         tool_input = updated if updated is not None else tool_input
-        judged = self.book.judge(tool_name, tool_input, cwd=self.cwd, base=base or self.cwd,
-                                 refuse=self._refuse)
+        judged = self.book.judge(tool_name, self.tools.get(tool_name), tool_input, cwd=self.cwd,
+                                 base=base or self.cwd, refuse=self._refuse)
         if judged.deny:
             return Decision("deny", f"Permission to use {tool_name} was denied: {judged.deny}.")
         ask = judged.hard_ask or ("a PreToolUse hook asked for confirmation"
                                   if hook.decision == "ask" else None)
         if ask is None and self._auto_approved(judged, hook.decision == "allow"):
             return Decision("allow", updated_input=updated, targets=judged.targets)
-        if ask is None and self.mode == "plan" and judged.edits:
-            ask = "plan mode: changes need approval"
+        if ask is None and self.mode == "plan" and judged.changes:
+            ask = "plan mode: changes and code need approval"
         reason = ask or next(iter(judged.soft_ask + judged.notes), None)
         decision = await self._ask(tool_name, tool_input, tool_use_id, reason, updated,
                                    hard=judged.hard_ask is not None,
@@ -159,7 +169,7 @@ class PermissionEngine:
             return False
         if self.mode == "acceptEdits" and judged.accept_edits:
             return True
-        if self.mode == "plan" and judged.edits:
+        if self.mode == "plan" and judged.changes:
             return False
         return judged.allowed or hook_allow or judged.safe
 
@@ -199,7 +209,8 @@ class PermissionEngine:
         assert self.can_use_tool is not None
         context = ToolPermissionContext(tool_use_id=tool_use_id, display_name=tool_name,
                                         decision_reason=reason, blocked_path=outside,
-                                        hard_ask=hard)
+                                        hard_ask=hard,
+                                        suggestions=self.suggestions(tool_name, tool_input))
         try:
             answer = await self.can_use_tool(tool_name, dict(tool_input), context)
         except Exception as error:  # fail closed: a broken approval callback never allows
@@ -213,6 +224,17 @@ class PermissionEngine:
             return Decision("deny", message, interrupt=answer.interrupt)
         return Decision("deny", "The approval callback returned neither PermissionResultAllow "
                                 f"nor PermissionResultDeny, so {tool_name} was not run.")
+
+    def suggestions(self, tool_name: str, tool_input: dict[str, Any]) -> list[PermissionUpdate]:
+        """What "Always allow" adds for this call, as the tool declares it."""
+        rule = always_allow_of(self.tools.get(tool_name), tool_name, tool_input)
+        try:
+            parse_rule(rule, "allow", cwd=self.cwd)
+        except ConfigurationError:
+            return []  # a declaration that names no valid rule offers no "Always allow"
+        return [PermissionUpdate(type="addRules", behavior="allow",
+                                 rules=[PermissionRuleValue.from_text(rule)],
+                                 destination="session")]
 
     def apply(self, updates: list[PermissionUpdate], *, remember: bool = True) -> None:
         """Apply permission updates for the rest of the session (`on_update` hears of

@@ -1,7 +1,8 @@
-"""What a tool call touches: the paths it reads and writes, the host it fetches.
+"""What a tool call touches, resolved: the paths it reads and writes, the host it fetches.
 
-The engine decides on these facts, not on raw inputs, so every rule kind sees the same
-resolved paths. Shell commands are analysed in `bash.py`.
+The tool declares its reach (`Tool.reach`, as written in the input); this module resolves
+it, so every rule kind sees the same resolved paths. Shell commands are analysed in
+`bash.py`.
 """
 
 from __future__ import annotations
@@ -11,18 +12,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..tools.globmatch import split_literal_prefix
+from ..tools.base import Reach
 from .paths import PathFacts, path_problem, resolve_path
 
-__all__ = ["EDIT_TOOLS", "KERNEL_EDIT_TOOLS", "KERNEL_READ_TOOLS", "READ_TOOLS", "CallFacts",
-           "call_facts", "normalise_host"]
-
-READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
-EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
-#: Kernel tools that only look at the live namespace or the notebook: safe like reads.
-KERNEL_READ_TOOLS = frozenset({"Variables", "Inspect", "NotebookRead"})
-#: Kernel tools that change what the user sees but run nothing: approved like edits.
-KERNEL_EDIT_TOOLS = frozenset({"InsertCell"})
+__all__ = ["CallFacts", "call_facts", "normalise_host"]
 
 
 @dataclass
@@ -54,24 +47,15 @@ def _add(facts: CallFacts, target: list[PathFacts], text: Any, base: Path) -> No
     target.append(resolve_path(text, base))
 
 
-def call_facts(tool: str, tool_input: dict[str, Any], cwd: Path) -> CallFacts:
-    """The facts of a non-shell call."""
-    facts = CallFacts(tool=tool)
-    if tool == "Read":
-        _add(facts, facts.reads, tool_input.get("file_path"), cwd)
-    elif tool in EDIT_TOOLS:
-        _add(facts, facts.writes, tool_input.get("file_path") or tool_input.get("notebook_path"),
-             cwd)
-    elif tool in ("Glob", "Grep"):
-        facts.dirs = True
-        root = tool_input.get("path") or "."
-        if tool == "Glob":
-            # the same split the Glob tool uses, so the check covers what it searches
-            prefix, _ = split_literal_prefix(str(tool_input.get("pattern", "")))
-            root = prefix if prefix.startswith("/") else f"{root}/{prefix}" if prefix else root
-        _add(facts, facts.reads, root, cwd)
-    elif tool == "WebFetch":
-        facts.host = normalise_host(str(tool_input.get("url", "")))
+def call_facts(tool: str, reach: Reach, cwd: Path) -> CallFacts:
+    """The resolved facts of a call whose tool declared `reach`."""
+    facts = CallFacts(tool=tool, dirs=reach.dirs)
+    for text in reach.reads:
+        _add(facts, facts.reads, text, cwd)
+    for text in reach.writes:
+        _add(facts, facts.writes, text, cwd)
+    if reach.url is not None:
+        facts.host = normalise_host(reach.url) or ""
     return facts
 
 

@@ -3,6 +3,10 @@
 The result says what the rules alone conclude: denied, must-ask (in every mode), may not
 be auto-approved (soft ask), allowed by a rule, or safe to run without asking (reads
 inside the working directories). The engine combines it with the mode and callbacks.
+
+What a call is comes from its tool's declaration (`tools/base.py`): its kind and what it
+touches. No tool name is special here except in the rule language itself (`Bash(...)`
+command rules, `Read(...)`/`Edit(...)` path rules, `WebFetch(domain:...)`).
 """
 
 from __future__ import annotations
@@ -11,15 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..tools.base import ToolKind, kind_of, reach_of
 from .bash import judge_bash
-from .facts import (
-    EDIT_TOOLS,
-    KERNEL_EDIT_TOOLS,
-    KERNEL_READ_TOOLS,
-    READ_TOOLS,
-    CallFacts,
-    call_facts,
-)
+from .facts import CallFacts, call_facts
 from .paths import PathFacts, inside_any, protected_reason, resolve_path
 from .rules import Rule
 from .shell import SimpleCommand
@@ -37,7 +35,7 @@ class Judgement:
     allowed: bool = False
     safe: bool = False
     accept_edits: bool = False
-    edits: bool = False
+    changes: bool = False
     notes: list[str] = field(default_factory=list)
     targets: dict[str, str] = field(default_factory=dict)
     outside: list[str] = field(default_factory=list)
@@ -97,27 +95,33 @@ class RuleBook:
         return next((r for r in self.rules[behavior]
                      if r.specifier is None and r.domain is None and r.names(tool)), None)
 
-    def judge(self, tool: str, tool_input: dict[str, Any], *, cwd: Path, base: Path,
-              refuse: Any) -> Judgement:
-        """Judge one call; `base` is where relative shell paths resolve (the shell cwd)."""
+    def judge(self, tool: str, declared: object | None, tool_input: dict[str, Any], *,
+              cwd: Path, base: Path, refuse: Any) -> Judgement:
+        """Judge one call of the tool `declared` (None = unknown: an `execute` tool that
+        touches nothing known); `base` is where relative shell paths resolve."""
         denied = self.bare("deny", tool)
         if denied is not None:
             return Judgement(deny=f"{tool} is denied by the rule {denied.text!r}")
-        if tool == "Bash":
-            return self._judge_bash(str(tool_input.get("command", "")), base, refuse)
-        if tool == "AskUserQuestion":  # only a person can answer, in every mode
+        kind, reach = kind_of(declared), reach_of(declared, tool_input)
+        if reach is None:
+            return Judgement(allowed=self.bare("allow", tool) is not None, changes=True,
+                             soft_ask=[f"{tool} could not say what this call touches"])
+        if reach.command is not None:
+            return self._judge_bash(reach.command, base, refuse)
+        if kind == "ask":  # only a person can answer, in every mode
             return Judgement(hard_ask="the question needs an answer from the user")
-        facts = call_facts(tool, tool_input, cwd)
+        facts = call_facts(tool, reach, cwd)
         if facts.problems:
             problems = "; ".join(facts.problems)
             return Judgement(deny=f"The path cannot be safely resolved: {problems}")
-        if tool == "WebFetch":
-            return self._judge_host(facts)
-        if tool in KERNEL_READ_TOOLS or tool in KERNEL_EDIT_TOOLS:
-            edits = tool in KERNEL_EDIT_TOOLS
-            return Judgement(allowed=self.bare("allow", tool) is not None, safe=not edits,
-                             accept_edits=edits, edits=edits)
-        return self._judge_paths(tool, facts)
+        if facts.host is not None:
+            return self._judge_host(tool, facts)
+        if not reach.paths:
+            # a tool whose reach is not paths: its kind alone says how far modes go
+            return Judgement(allowed=self.bare("allow", tool) is not None,
+                             safe=kind == "read", accept_edits=kind == "edit",
+                             changes=kind != "read")
+        return self._judge_paths(tool, kind, facts)
 
     def _judge_bash(self, command: str, base: Path, refuse: Any) -> Judgement:
         verdict = judge_bash(command, base=base, rules=self.rules, paths=self, refuse=refuse)
@@ -128,22 +132,24 @@ class RuleBook:
             soft_ask=soft if bare_allow else soft + verdict.unanalysable,
             allowed=(bare_allow and not verdict.outside) or verdict.allowed,
             safe=verdict.read_only,
-            accept_edits=verdict.accept_edits, edits=not verdict.read_only)
+            accept_edits=verdict.accept_edits, changes=not verdict.read_only,
+            outside=list(verdict.outside),
+            notes=[f"{path} is outside the working directories" for path in verdict.outside])
 
-    def _judge_host(self, facts: CallFacts) -> Judgement:
+    def _judge_host(self, tool: str, facts: CallFacts) -> Judgement:
         host = facts.host or ""
         for behavior in ("deny", "ask", "allow"):
             for rule in self.rules[behavior]:
-                if rule.names("WebFetch") and rule.domain and rule.domain.fullmatch(host):
+                if rule.names(tool) and rule.domain and rule.domain.fullmatch(host):
                     if behavior == "deny":
                         return Judgement(deny=f"{host} is denied by the rule {rule.text!r}")
                     if behavior == "ask":
                         return Judgement(hard_ask=f"the rule {rule.text!r} asks")
                     return Judgement(allowed=True)
-        return Judgement(allowed=self.bare("allow", "WebFetch") is not None)
+        return Judgement(allowed=self.bare("allow", tool) is not None)
 
-    def _judge_paths(self, tool: str, facts: CallFacts) -> Judgement:
-        result = Judgement(edits=tool in EDIT_TOOLS)
+    def _judge_paths(self, tool: str, kind: ToolKind, facts: CallFacts) -> Judgement:
+        result = Judgement(changes=kind != "read")
         accesses = [(f, "read") for f in facts.reads] + [(f, "write") for f in facts.writes]
         for path, access in accesses:
             rule = self.denied(path, access, tool)
@@ -159,8 +165,8 @@ class RuleBook:
         # a bare allow rule covers the working directories; outside them only a rule that
         # names the path does (`Read(~/data/**)`), else the user is asked
         result.allowed = (self.bare("allow", tool) is not None and inside) or covered
-        result.safe = tool in READ_TOOLS and inside
-        result.accept_edits = tool in EDIT_TOOLS and inside and not result.soft_ask
+        result.safe = kind == "read" and inside
+        result.accept_edits = kind == "edit" and inside and not result.soft_ask
         return result
 
     def _boundary(self, result: Judgement, facts: CallFacts) -> bool:

@@ -18,11 +18,9 @@ from .notebook_file import SavedNotebook
 from .record import SessionRecord
 from .transcript import input_summary, render_transcript, render_transcript_text
 
-__all__ = ["READ_ONLY_TOOLS", "export_jsonl", "export_notebook", "export_script",
+__all__ = ["export_jsonl", "export_notebook", "export_script",
            "notebook_sessions", "session_transcript"]
 
-#: Tools that change nothing: an export notes them but has nothing to run.
-READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "Variables", "Inspect", "NotebookRead"})
 _DENIAL = re.compile(r"denied|not granted|^\s*not executed", re.IGNORECASE)
 #: The verdict line of a Bash result whose command ran (a non-zero exit is still a run).
 _RAN = re.compile(r"^(Exit code -?\d+|Command timed out after \d+ ms)$", re.MULTILINE)
@@ -82,7 +80,8 @@ def _cells(records: Sequence[SessionRecord]) -> list[tuple[SessionRecord, list[_
         denied = {a.tool_use_id for a in record.approvals if a.decision == "deny"}
         cells.append((record, [
             _step(call, results[index].get(call["id"], owed.get(call["id"])),
-                  call["id"] in denied) for call in _calls(record)]))
+                  call["id"] in denied, record.kinds.get(call["name"]))
+            for call in _calls(record)]))
     return cells
 
 
@@ -100,10 +99,12 @@ def _calls(record: SessionRecord) -> list[dict[str, Any]]:
             and isinstance(b.get("name"), str) and isinstance(b.get("input"), dict)]
 
 
-def _step(call: dict[str, Any], result: tuple[str, bool] | None, denied: bool) -> _Step:
+def _step(call: dict[str, Any], result: tuple[str, bool] | None, denied: bool,
+          kind: str | None) -> _Step:
+    """`kind` is the tool's declared kind as recorded (a read changes nothing to re-run)."""
     name, args = call["name"], call["input"]
     about = f"{name}: {input_summary(name, args)}"
-    if name in READ_ONLY_TOOLS:
+    if kind == "read":
         return _Step("note", f"{about} (read-only, nothing to run)")
     action = _action(name, args)
     if action is None:

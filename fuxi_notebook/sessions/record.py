@@ -104,6 +104,9 @@ class SessionRecord(BaseModel):
     #: the working directory of the run, so replay on another machine can tell a moved
     #: folder from a real divergence (None in records that predate it)
     cwd: str | None = None
+    #: the declared kind (read / edit / execute / ask / network) of each tool the run
+    #: called, so exports and transcripts read the tools' own declarations
+    kinds: dict[str, str] = {}
 
     @field_validator("messages")
     @classmethod
@@ -121,7 +124,8 @@ def build_record(*, cell_id: str, session_id: str, parent: str | None, model: st
                  options: dict[str, Any], messages: list[dict[str, Any]],
                  approvals: list[ApprovalRecord | dict[str, Any]], result: ResultMessage,
                  secrets: Iterable[str] = (), cwd: str | None = None,
-                 shown_images: Collection[str] = ()) -> SessionRecord:
+                 shown_images: Collection[str] = (),
+                 kinds: dict[str, str] | None = None) -> SessionRecord:
     """The redacted, size-capped record of one cell's run.
 
     `messages` must be this cell's part of the conversation only (its prompt message and
@@ -143,6 +147,7 @@ def build_record(*, cell_id: str, session_id: str, parent: str | None, model: st
         "approvals": [redact(_approval_dict(a), secrets=secrets) for a in approvals],
         "result": redact(summary, secrets=secrets),
         "cwd": cwd,
+        "kinds": dict(kinds or {}),
     }
     try:
         return SessionRecord.model_validate(fields)

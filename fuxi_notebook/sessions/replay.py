@@ -39,7 +39,7 @@ from .record import ApprovalRecord, SessionRecord, json_safe, record_content
 from .transcript import input_summary, result_text
 
 __all__ = ["Divergence", "RecordedApprovals", "first_divergence", "normalize_result",
-           "recorded_calls", "recorded_results", "rule_value", "why_not_replayable"]
+           "recorded_calls", "recorded_results", "why_not_replayable"]
 
 #: Options that choose how a cell runs rather than what it does: not compared on replay.
 RUN_OPTIONS = frozenset({"replay", "new", "resume", "fork", "cell_id"})
@@ -70,14 +70,6 @@ def why_not_replayable(record: SessionRecord, *, prompt: str, options: dict[str,
                 else f"it was recorded as {was}, but here it would continue {now} "
                      "(add --new to replay it)")
     return None
-
-
-def rule_value(text: str) -> PermissionRuleValue:
-    """`"Bash(ls -la)"` -> PermissionRuleValue("Bash", "ls -la")."""
-    name, paren, rest = text.partition("(")
-    if paren and rest.endswith(")"):
-        return PermissionRuleValue(name, rest[:-1])
-    return PermissionRuleValue(text)
 
 
 Approver = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
@@ -143,8 +135,9 @@ def _reapply(recorded: ApprovalRecord, tool_input: dict[str, Any]) -> Permission
     updated = {**tool_input, "answers": recorded.answers} if recorded.answers else None
     updates = None
     if recorded.decision == "always_allow" and recorded.rule:
-        updates = [PermissionUpdate(type="addRules", behavior="allow",
-                                    rules=[rule_value(recorded.rule)], destination="session")]
+        rule = PermissionRuleValue.from_text(recorded.rule)
+        updates = [PermissionUpdate(type="addRules", behavior="allow", rules=[rule],
+                                    destination="session")]
     return PermissionResultAllow(updated_input=updated, updated_permissions=updates)
 
 

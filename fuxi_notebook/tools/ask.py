@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import ToolContext, ToolError, ToolOutput
+from .base import DeclaredTool, ToolContext, ToolError, ToolOutput
 
 __all__ = ["AskUserQuestionTool"]
 
 
-class AskUserQuestionTool:
+class AskUserQuestionTool(DeclaredTool):
     """Ask the user one to four multiple-choice questions."""
 
     name = "AskUserQuestion"
@@ -26,7 +26,7 @@ class AskUserQuestionTool:
         "several options may be chosen. The user can always answer with their own text "
         "instead. Do not use it to ask for permission to run a tool: that is handled for you."
     )
-    read_only = True
+    kind = "ask"
 
     def __init__(self) -> None:
         option = {"type": "object", "properties": {

@@ -1,4 +1,11 @@
-"""What a tool is: a name, a schema, a read-only flag and an async `run`.
+"""What a tool is: a name, a schema, a declaration of what it does, and an async `run`.
+
+The declaration is the one place a tool says what it is: its `kind` (read / edit /
+execute / ask / network), what one call touches (`reach`: the paths it reads or writes,
+the URL it fetches, the shell command it runs) and the rule "Always allow" adds
+(`always_allow`). Concurrency, permission modes, the path boundary, approval cards and
+transcripts all read it through `kind_of`, `reach_of` and `always_allow_of`; a tool that
+declares nothing (an MCP or user-defined tool) is treated as `execute`.
 
 Tools never raise for the model's mistakes: they raise `ToolError` (or return a
 `ToolOutput` with `is_error=True`), which the loop turns into an `is_error` tool result.
@@ -10,9 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
-__all__ = ["Tool", "ToolContext", "ToolError", "ToolOutput"]
+__all__ = ["DeclaredTool", "Reach", "Tool", "ToolContext", "ToolError", "ToolKind",
+           "ToolOutput", "always_allow_of", "kind_of", "reach_of"]
+
+#: What a tool does, from least to most trust needed:
+#: read = looks only (runs concurrently, auto-approved inside the working directories);
+#: edit = changes files or the notebook, runs nothing (approved by `acceptEdits`);
+#: execute = runs code or commands (never approved by a mode other than bypass);
+#: ask = needs the user's answer (asked in every mode);
+#: network = contacts a host (decided by `WebFetch(domain:...)`-style rules).
+ToolKind = Literal["read", "edit", "execute", "ask", "network"]
+TOOL_KINDS: tuple[str, ...] = get_args(ToolKind)
 
 
 class ToolError(Exception):
@@ -67,15 +84,84 @@ def _normalize(path: Path) -> str:
     return os.path.normpath(str(path))
 
 
+@dataclass(frozen=True)
+class Reach:
+    """What one call touches, as written in its input (the permission code resolves it).
+
+    Attributes:
+        reads: paths read; with `dirs`, directory roots searched below.
+        writes: paths created or changed.
+        url: the URL fetched (a `network` tool).
+        command: a shell command line, analysed word by word by the permission code.
+    """
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    dirs: bool = False
+    url: str | None = None
+    command: str | None = None
+
+    @property
+    def paths(self) -> bool:
+        return bool(self.reads or self.writes)
+
+
 @runtime_checkable
 class Tool(Protocol):
-    """A tool the model can call."""
+    """A tool the model can call (declare `kind`, `reach` and `always_allow` as in
+    `DeclaredTool`; what is not declared counts as `execute`, touching nothing known)."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
-    read_only: bool
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Execute the call; raise `ToolError` for failures the model should see."""
         ...
+
+
+class DeclaredTool:
+    """Base of the package's tools: the declaration with its defaults."""
+
+    name: str
+    kind: ToolKind = "execute"
+
+    def reach(self, input: dict[str, Any]) -> Reach:
+        """What this call touches (default: nothing the permission code can check)."""
+        return Reach()
+
+    def always_allow(self, input: dict[str, Any]) -> str:
+        """The allow rule "Always allow" adds for this call (default: the whole tool)."""
+        return self.name
+
+
+def kind_of(tool: object | None) -> ToolKind:
+    """The declared kind; an undeclared or unknown value counts as `execute`."""
+    kind = getattr(tool, "kind", None)
+    return kind if kind in TOOL_KINDS else "execute"
+
+
+def reach_of(tool: object | None, input: dict[str, Any]) -> Reach | None:
+    """What the call touches: `Reach()` when the tool declares nothing, None when its
+    declaration fails or answers nonsense (then nothing about the call is known, and no
+    mode or safe set may approve it)."""
+    reach = getattr(tool, "reach", None)
+    if reach is None:
+        return Reach()
+    try:
+        found = reach(input)
+    except Exception:  # a broken declaration must not decide anything
+        return None
+    return found if isinstance(found, Reach) else None
+
+
+def always_allow_of(tool: object | None, name: str, input: dict[str, Any]) -> str:
+    """The rule text "Always allow" adds (the bare tool name when undeclared)."""
+    always = getattr(tool, "always_allow", None)
+    if always is None:
+        return name
+    try:
+        rule = always(input)
+    except Exception:
+        return name
+    return rule if isinstance(rule, str) and rule else name

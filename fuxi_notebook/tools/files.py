@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from ..media import IMAGE_HEAD_BYTES, image_type
-from .base import ToolContext, ToolError, ToolOutput
+from .base import DeclaredTool, Reach, ToolContext, ToolError, ToolOutput
 from .fsutil import atomic_write, ensure_fresh, number_line, remember_file
 from .ipynb import render_notebook
 from .textread import MAX_LINE_CHARS, read_window
 from .truncate import cap_head_tail, cap_line
 
-__all__ = ["EditTool", "ReadTool", "WriteTool"]
+__all__ = ["EditTool", "ReadTool", "WriteTool", "folder_rule"]
 
 DEFAULT_READ_LINES = 2000
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -44,7 +44,22 @@ def _existing_file(ctx: ToolContext, file_path: str) -> Path:
     return path
 
 
-class ReadTool:
+def folder_rule(tool: str, file_path: object) -> str:
+    """`Tool(<folder of file_path>/**)`: what "Always allow" adds for a file tool (a
+    folder outside the working directories is named, so the rule reaches it)."""
+    if not isinstance(file_path, str) or not file_path:
+        return tool
+    folder = Path(file_path).parent
+    anchor = f"/{folder}" if folder.is_absolute() else f"./{folder}"
+    return f"{tool}({anchor.rstrip('/')}/**)"
+
+
+def _path(input: dict[str, Any]) -> tuple[str, ...]:
+    value = input.get("file_path")
+    return (value,) if isinstance(value, str) and value else ()
+
+
+class ReadTool(DeclaredTool):
     """Read a text file, image or notebook, with line numbers for text."""
 
     name = "Read"
@@ -80,7 +95,13 @@ class ReadTool:
             "additionalProperties": False,
         }
 
-    read_only = True
+    kind = "read"
+
+    def reach(self, input: dict[str, Any]) -> Reach:
+        return Reach(reads=_path(input))
+
+    def always_allow(self, input: dict[str, Any]) -> str:
+        return folder_rule("Read", input.get("file_path"))
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Dispatch on the file kind; every successful read is recorded in the context."""
@@ -153,7 +174,7 @@ def _read_text(path: Path, offset: int | None, limit: int | None) -> ToolOutput:
     return ToolOutput(content=body)
 
 
-class WriteTool:
+class WriteTool(DeclaredTool):
     """Create or overwrite a whole file, atomically."""
 
     name = "Write"
@@ -177,7 +198,13 @@ class WriteTool:
             "additionalProperties": False,
         }
 
-    read_only = False
+    kind = "edit"
+
+    def reach(self, input: dict[str, Any]) -> Reach:
+        return Reach(writes=_path(input))
+
+    def always_allow(self, input: dict[str, Any]) -> str:
+        return folder_rule("Edit", input.get("file_path"))
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Check freshness, write atomically, and remember the new state."""
@@ -203,7 +230,7 @@ def _write(path: Path, content: str, ctx: ToolContext) -> None:
         raise ToolError(f"Could not write {path}: the text is not valid Unicode ({exc}).") from exc
 
 
-class EditTool:
+class EditTool(DeclaredTool):
     """Replace an exact string in a file."""
 
     name = "Edit"
@@ -234,7 +261,13 @@ class EditTool:
             "additionalProperties": False,
         }
 
-    read_only = False
+    kind = "edit"
+
+    def reach(self, input: dict[str, Any]) -> Reach:
+        return Reach(writes=_path(input))
+
+    def always_allow(self, input: dict[str, Any]) -> str:
+        return folder_rule("Edit", input.get("file_path"))
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Validate the edit against the current file, then write the result atomically."""

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .base import ToolContext, ToolError, ToolOutput
+from .base import DeclaredTool, Reach, ToolContext, ToolError, ToolOutput
 from .globmatch import compile_glob, split_literal_prefix
 from .ripgrep import COMMON_ARGS, rg_path, run_rg
 
@@ -39,7 +39,7 @@ def _newest_first(paths: list[str]) -> list[str]:
     return sorted(paths, key=key)
 
 
-class GlobTool:
+class GlobTool(DeclaredTool):
     """Find files whose path matches a glob pattern."""
 
     name = "Glob"
@@ -68,7 +68,16 @@ class GlobTool:
             "additionalProperties": False,
         }
 
-    read_only = True
+    kind = "read"
+
+    def reach(self, input: dict[str, Any]) -> Reach:
+        """The directory actually searched: `path` plus the pattern's literal prefix (the
+        same split `run` uses, so the check covers what is listed)."""
+        root = input.get("path") or "."
+        prefix, _ = split_literal_prefix(str(input.get("pattern", "")))
+        if prefix:
+            root = prefix if prefix.startswith("/") else f"{root}/{prefix}"
+        return Reach(reads=(str(root),), dirs=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """List candidate files with rg, match them with our glob regex, sort, cap."""
@@ -106,7 +115,7 @@ class GlobTool:
         return [str(base / rel) for rel in relative if regex.match(rel)]
 
 
-class GrepTool:
+class GrepTool(DeclaredTool):
     """Search file contents with a regular expression."""
 
     name = "Grep"
@@ -160,7 +169,10 @@ class GrepTool:
             "additionalProperties": False,
         }
 
-    read_only = True
+    kind = "read"
+
+    def reach(self, input: dict[str, Any]) -> Reach:
+        return Reach(reads=(str(input.get("path") or "."),), dirs=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run rg with flags built from the input, then sort, limit and cap its output."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .base import ToolContext, ToolError, ToolOutput
+from .base import DeclaredTool, Reach, ToolContext, ToolError, ToolOutput
 from .procgroup import terminate_group
 from .truncate import HeadTailBuffer
 
@@ -49,7 +49,7 @@ class _Collector(asyncio.Protocol):
             self.closed.set_result(None)
 
 
-class BashTool:
+class BashTool(DeclaredTool):
     """Run a bash command in the session's shell directory."""
 
     name = "Bash"
@@ -85,7 +85,16 @@ class BashTool:
             "additionalProperties": False,
         }
 
-    read_only = False
+    kind = "execute"
+
+    def reach(self, input: dict[str, Any]) -> Reach:
+        command = input.get("command")
+        return Reach(command=command if isinstance(command, str) else "")
+
+    def always_allow(self, input: dict[str, Any]) -> str:
+        """This exact command (a broader rule is the user's to write)."""
+        command = input.get("command")
+        return f"Bash({command})" if isinstance(command, str) and command.strip() else "Bash"
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run the command; report output, exit code or timeout; remember the final cwd."""

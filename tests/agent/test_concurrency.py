@@ -19,11 +19,11 @@ from .helpers import result_text, tool_results
 class Probe:
     """A tool that records when it runs; read-only probes wait for each other."""
 
-    def __init__(self, name: str, *, read_only: bool, log: list[str],
+    def __init__(self, name: str, *, kind: str, log: list[str],
                  gate: asyncio.Barrier | None = None) -> None:
         self.input_schema = {"type": "object", "properties": {"tag": {"type": "string"}},
                              "required": ["tag"]}
-        self.name, self.read_only, self.log, self.gate = name, read_only, log, gate
+        self.name, self.kind, self.log, self.gate = name, kind, log, gate
         self.description = f"probe {name}"
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -49,7 +49,7 @@ async def _run(calls: list[dict], tools: list[Probe]) -> tuple[ScriptedModel, li
 async def test_read_only_calls_run_concurrently_and_keep_model_order():
     log: list[str] = []
     gate = asyncio.Barrier(2)
-    reader = Probe("Look", read_only=True, log=log, gate=gate)
+    reader = Probe("Look", kind="read", log=log, gate=gate)
     model, _ = await _run([tool_use("Look", {"tag": "a"}), tool_use("Look", {"tag": "b"})],
                           [reader])
     assert log[:2] == ["start a", "start b"]
@@ -59,11 +59,20 @@ async def test_read_only_calls_run_concurrently_and_keep_model_order():
 
 async def test_mutating_calls_run_one_at_a_time_in_order():
     log: list[str] = []
-    writer = Probe("Change", read_only=False, log=log)
-    reader = Probe("Look", read_only=True, log=log)
+    writer = Probe("Change", kind="edit", log=log)
+    reader = Probe("Look", kind="read", log=log)
     calls = [tool_use("Change", {"tag": "w1"}), tool_use("Look", {"tag": "r1"}),
              tool_use("Change", {"tag": "w2"})]
     model, _ = await _run(calls, [writer, reader])
     assert log == ["start w1", "end w1", "start r1", "end r1", "start w2", "end w2"]
     assert [result_text(r) for r in tool_results(model.requests[1].messages)] == [
         "done w1", "done r1", "done w2"]
+
+
+async def test_a_tool_without_a_declared_kind_runs_alone():
+    """Undeclared means `execute`: two calls of it never overlap (issue 8, finding 2)."""
+    log: list[str] = []
+    tool = Probe("Foreign", kind="read", log=log)
+    del tool.kind  # as a tool written without our declaration would be
+    await _run([tool_use("Foreign", {"tag": "a"}), tool_use("Foreign", {"tag": "b"})], [tool])
+    assert log == ["start a", "end a", "start b", "end b"]

@@ -1,4 +1,5 @@
-"""Fixtures for the kernel tools: a real IPython shell, reset around every test."""
+"""Fixtures: a real IPython shell for the kernel tools, reset around every test; and a real
+ipykernel with `%load_ext fuxi_notebook` against a fake Messages API, one per module."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
+from fuxi_notebook.testing import FakeMessagesServer
 from fuxi_notebook.tools.base import ToolContext
+
+from .kernel_harness import KernelHarness
 
 
 @pytest.fixture(scope="session")
@@ -51,3 +55,33 @@ def displays(shell: InteractiveShell) -> CapturingDisplayPublisher:
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:
     return ToolContext(cwd=tmp_path)
+
+
+@pytest.fixture(scope="module")
+def api():
+    with FakeMessagesServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def kernel(api, tmp_path_factory):
+    work = tmp_path_factory.mktemp("kernel-work")
+    harness = KernelHarness(cwd=str(work), env={
+        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test-key-for-the-kernel-0001",
+        "FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5", "MPLBACKEND": "Agg",
+        "FUXI_STALL_TIMEOUT": "30"})
+    loaded = harness.run("%load_ext fuxi_notebook")
+    assert loaded.status == "ok", loaded.messages
+    where = harness.run("import fuxi_notebook; print(fuxi_notebook.__file__)").stdout.strip()
+    assert where == str(Path(__file__).resolve().parents[2] / "fuxi_notebook" / "__init__.py")
+    harness.work = work
+    yield harness
+    harness.close()
+
+
+@pytest.fixture
+def fresh(kernel, api):
+    """A clean script and a new conversation for each test."""
+    api.reset()
+    kernel.run("%fuxi reset")
+    return kernel

@@ -165,3 +165,18 @@ class KernelHarness:
         self._running = False
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)
+
+
+def wait_until(condition: Any, timeout: float = 20.0) -> None:
+    """Poll for a condition on the outside world (a request arrived, a file appeared)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
+def record_of(result: CellResult) -> dict[str, Any]:
+    """The session record a `%%fuxi` cell left in its final display."""
+    from fuxi_notebook.sessions import RECORD_MIME
+
+    return result.final(RECORD_MIME)["data"][RECORD_MIME]

@@ -4,56 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 
 from fuxi_notebook.sessions import RECORD_MIME
-from fuxi_notebook.testing import FakeMessagesServer, Fault, Turn, text, tool_use
+from fuxi_notebook.testing import Fault, Turn, text, tool_use
 
-from .kernel_harness import KernelHarness
-
-
-@pytest.fixture(scope="module")
-def api():
-    with FakeMessagesServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def kernel(api, tmp_path_factory):
-    work = tmp_path_factory.mktemp("kernel-work")
-    harness = KernelHarness(cwd=str(work), env={
-        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test-key-for-the-kernel-0001",
-        "FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5", "MPLBACKEND": "Agg",
-        "FUXI_STALL_TIMEOUT": "30"})
-    loaded = harness.run("%load_ext fuxi_notebook")
-    assert loaded.status == "ok", loaded.messages
-    where = harness.run("import fuxi_notebook; print(fuxi_notebook.__file__)").stdout.strip()
-    assert where == str(Path(__file__).resolve().parents[2] / "fuxi_notebook" / "__init__.py")
-    harness.work = work
-    yield harness
-    harness.close()
-
-
-@pytest.fixture
-def fresh(kernel, api):
-    """A clean script and a new conversation for each test."""
-    api.reset()
-    kernel.run("%fuxi reset")
-    return kernel
-
-
-def _wait_until(condition, timeout=20.0):
-    """Poll for a condition on the outside world (a request arrived, a file appeared)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
-
-
-def _record(result):
-    return result.final(RECORD_MIME)["data"][RECORD_MIME]
+from .kernel_harness import KernelHarness, record_of, wait_until
 
 
 def test_load_ext_is_fast_and_help_shows_usage(tmp_path):
@@ -115,9 +72,9 @@ def test_headless_run_leaves_a_transcript_record_and_result(fresh, api):
 
 def test_consecutive_cells_continue_one_conversation_and_new_starts_fresh(fresh, api):
     api.add(Turn([text("first")]), Turn([text("second")]), Turn([text("third")]))
-    first = _record(fresh.run("%%fuxi\none"))
-    second = _record(fresh.run("%%fuxi\ntwo"))
-    third = _record(fresh.run("%%fuxi --new\nthree"))
+    first = record_of(fresh.run("%%fuxi\none"))
+    second = record_of(fresh.run("%%fuxi\ntwo"))
+    third = record_of(fresh.run("%%fuxi --new\nthree"))
     roles = [m["role"] for m in api.requests[1]["messages"]]
     assert roles == ["user", "assistant", "user"]
     assert len(api.requests[2]["messages"]) == 1
@@ -138,7 +95,7 @@ def test_headless_never_waits_and_explains_how_to_allow(fresh, api):
     assert denied["is_error"] and '--allowed-tools "Bash"' in denied["content"]
     assert "run the cell where someone can approve it" in denied["content"]
     assert not (fresh.work / "made-by-agent").exists()
-    approvals = _record(result)["approvals"]
+    approvals = record_of(result)["approvals"]
     assert approvals[0]["source"] == "policy" and approvals[0]["decision"] == "deny"
 
 
@@ -185,14 +142,14 @@ def test_python_tool_is_denied_unless_allowed(fresh, api):
 def test_interrupt_during_a_stalled_stream_keeps_the_kernel_usable(fresh, api):
     api.add(Fault(stall_seconds=20, cut_after_events=2), Turn([text("after")]))
     msg_id = fresh.send("%%fuxi\nthis will stall")
-    _wait_until(lambda: len(api.requests) == 1)  # the stream is open and stalled
+    wait_until(lambda: len(api.requests) == 1)  # the stream is open and stalled
     time.sleep(0.3)
     started = time.monotonic()
     fresh.interrupt()
     result = fresh.wait(msg_id, timeout=15)
     assert time.monotonic() - started < 5
     assert result.status == "error"
-    record = _record(result)
+    record = record_of(result)
     assert record["result"]["errors"] == ["Interrupted by the user."]
     after = fresh.run("print('still alive')")
     assert after.stdout.strip() == "still alive"
@@ -202,11 +159,11 @@ def test_interrupt_during_a_tool_kills_the_process_group(fresh, api):
     api.add(Turn([tool_use("Bash", {"command": "touch started; sleep 30; touch too-late"})]),
             Turn([text("after interrupt")]))
     msg_id = fresh.send("%%fuxi --allowed-tools 'Bash(sleep *),Bash(touch *)'\nwait")
-    _wait_until(lambda: (fresh.work / "started").exists())  # the command is running
+    wait_until(lambda: (fresh.work / "started").exists())  # the command is running
     fresh.interrupt()
     result = fresh.wait(msg_id, timeout=15)
     assert result.status == "error"
-    record = _record(result)
+    record = record_of(result)
     tool_results = [b for m in record["messages"] if m["role"] == "user"
                     for b in m["content"] if b.get("type") == "tool_result"]
     assert tool_results and "interrupted" in json.dumps(tool_results[-1])
@@ -225,7 +182,7 @@ def test_approval_buttons_in_a_frontend_that_can_click(fresh, api):
     result = fresh.wait(msg_id, timeout=30)
     assert result.status == "ok", result.messages
     assert (fresh.work / "clicked").exists()
-    record = _record(result)
+    record = record_of(result)
     assert record["cell_id"] == "cell-abc"  # the frontend's cell id
     assert record["approvals"][0]["decision"] == "allow"
     assert record["approvals"][0]["source"] == "user"
@@ -280,7 +237,7 @@ def test_interrupt_stops_a_long_python_computation(fresh, api):
             "for _ in range(600):\n    time.sleep(0.05)\nfinished = True")
     api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("ok")]))
     msg_id = fresh.send("%%fuxi --allowed-tools Python\nspin")
-    _wait_until(lambda: (fresh.work / "spinning").exists())  # the loop is running
+    wait_until(lambda: (fresh.work / "spinning").exists())  # the loop is running
     started = time.monotonic()
     fresh.interrupt()
     result = fresh.wait(msg_id, timeout=15)
@@ -306,7 +263,7 @@ def test_always_allow_adds_a_rule_for_the_session(fresh, api):
     assert second.status == "ok"
     assert not any(m["msg_type"] == "comm_open" for m in fresh.messages(second.reply[
         "parent_header"]["msg_id"]))
-    record = _record(first)
+    record = record_of(first)
     assert record["approvals"][0]["decision"] == "always_allow"
     assert record["approvals"][0]["rule"] == "Bash(touch always-1)"
 
@@ -315,7 +272,7 @@ def test_interrupt_aborts_queued_cells(fresh, api):
     api.add(Fault(stall_seconds=20, cut_after_events=2))
     running = fresh.send("%%fuxi\nstall")
     queued = fresh.send("print('should not run')")
-    _wait_until(lambda: len(api.requests) == 1)
+    wait_until(lambda: len(api.requests) == 1)
     fresh.interrupt()
     assert fresh.wait(running, timeout=15).status == "error"
     aborted = fresh.wait(queued, timeout=15)

@@ -44,7 +44,7 @@ def test_kernel_tools_builds_the_five_tools_bound_to_the_shell(shell):
     tools = kernel_tools(shell)
     assert [tool.name for tool in tools] == [
         "Python", "Variables", "Inspect", "NotebookRead", "InsertCell"]
-    assert [tool.read_only for tool in tools] == [False, True, True, True, False]
+    assert [tool.kind for tool in tools] == ["execute", "read", "read", "read", "edit"]
     for tool in tools:
         assert isinstance(tool, Tool)
         assert tool.shell is shell

@@ -46,7 +46,11 @@ def _record(cell_id, session_id, parent, prompt, calls, approvals=(), turns=None
     return build_record(**build_kwargs(
         cell_id=cell_id, session_id=session_id, parent=parent, prompt=prompt,
         messages=_conversation(prompt, calls), approvals=list(approvals),
-        result=result_message(num_turns=turns or len(calls) + 1)))
+        result=result_message(num_turns=turns or len(calls) + 1), kinds=KINDS))
+
+
+#: the kinds the tools declare, as a live run records them
+KINDS = {"Read": "read", "Write": "edit", "Edit": "edit", "Bash": "execute", "Python": "execute"}
 
 
 GREETING_CALLS = [

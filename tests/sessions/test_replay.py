@@ -9,6 +9,7 @@ from pathlib import Path
 from fuxi_notebook.options import (
     PermissionResultAllow,
     PermissionResultDeny,
+    PermissionRuleValue,
     ToolPermissionContext,
 )
 from fuxi_notebook.sessions.record import build_record
@@ -16,7 +17,6 @@ from fuxi_notebook.sessions.replay import (
     RecordedApprovals,
     first_divergence,
     normalize_result,
-    rule_value,
     why_not_replayable,
 )
 
@@ -111,9 +111,9 @@ def test_question_answers_are_replayed():
 
 
 def test_rule_values():
-    assert str(rule_value("Bash(ls -la)")) == "Bash(ls -la)"
-    assert rule_value("Bash(ls -la)").rule_content == "ls -la"
-    assert rule_value("Python").rule_content is None
+    assert str(PermissionRuleValue.from_text("Bash(ls -la)")) == "Bash(ls -la)"
+    assert PermissionRuleValue.from_text("Bash(ls -la)").rule_content == "ls -la"
+    assert PermissionRuleValue.from_text("Python").rule_content is None
 
 
 def test_normalisation_of_machine_dependent_text():

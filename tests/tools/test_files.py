@@ -522,7 +522,7 @@ def test_builtin_tools_order_and_schemas():
     tools = builtin_tools()
     assert [t.name for t in tools] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash",
                                        "AskUserQuestion"]
-    assert [t.read_only for t in tools] == [True, False, False, True, True, False, True]
+    assert [t.kind for t in tools] == ["read", "edit", "edit", "read", "read", "execute", "ask"]
     assert builtin_tools()[0] is not tools[0]
     for tool in tools:
         assert isinstance(tool, Tool)
