@@ -23,9 +23,13 @@ _AMBIENT = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fuxi_notebook import switches
+
     for name in _AMBIENT:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("FUXI_BLOCK_REAL_API", "1")
+    for name in switches.NAMES:  # read once at load: tests set them through VALUES
+        monkeypatch.setitem(switches.VALUES, name, None)
 
 
 @pytest.fixture

@@ -74,7 +74,7 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
             yield message
         if run.stopped:
             yield run.result("error_during_execution", errors=[run.stopped],
-                             terminal_reason="hook_stopped")
+                             terminal_reason=run.stopped_by)
             return
         if run.interrupted:
             yield run.result("error_during_execution", errors=["Interrupted by a permission "

@@ -26,7 +26,8 @@ class Run:
         num_turns: model responses received in this run.
         tool_turns: responses whose tool calls were executed (what `max_turns` counts).
         interrupted: a denial with `interrupt=True` ended the run.
-        stopped: why a hook stopped the run (`continue: false`), if one did.
+        stopped: why a hook (`continue: false`) or a security check stopped the run.
+        stopped_by: the result's terminal reason when `stopped` is set.
         stop_hook_active: a Stop hook already made the agent continue once.
     """
 
@@ -38,6 +39,7 @@ class Run:
     stop_reason: str | None = None
     interrupted: bool = False
     stopped: str | None = None
+    stopped_by: str = "hook_stopped"
     stop_hook_active: bool = False
     stop_continuations: int = 0
     denials: list[dict[str, Any]] = field(default_factory=list)

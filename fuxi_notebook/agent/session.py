@@ -26,7 +26,8 @@ from ..models import Model, resolve_model
 from ..options import EFFORT_LEVELS, FuxiAgentOptions, PermissionUpdate
 from ..permissions.classifier import classify
 from ..permissions.engine import PermissionEngine
-from ..tools.base import ToolContext
+from ..permissions.integrity import PolicyGuard, Watched
+from ..tools.base import ToolContext, ToolKind
 from ..tools.builtin import builtin_tools
 from ..tools.registry import ToolRegistry
 from ..types import SystemMessage, new_uuid
@@ -98,6 +99,12 @@ class Session:
                                             classifier=self._classify, tools=candidates)
         self.permissions.apply(self.conversation.permission_updates, remember=False)
         self.permissions.on_update = self.conversation.permission_updates.append
+        #: the policy that code the model runs must leave as it is (see integrity.py)
+        self.guard = PolicyGuard([*self.permissions.watched(), Watched(
+            self.conversation, "permission_updates",
+            label="the rules granted in this conversation")])
+        self.permissions.on_applied = self.guard.reseal
+        self.guard.reseal()
         self.model: Model = resolve_model(options.model)
         self.registry = ToolRegistry(t for t in candidates if self.permissions.offered(t.name))
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
@@ -119,6 +126,14 @@ class Session:
         """The conversation as it stands (the shell's directory brought up to date)."""
         self.conversation.shell_cwd = self.tool_ctx.shell_cwd
         return self.conversation
+
+    def kind(self, tool_name: str) -> ToolKind | None:
+        """The declared kind of an offered tool, as the permission engine took it (None:
+        no such tool)."""
+        if tool_name not in self.registry:
+            return None
+        declared = self.permissions.declared.get(tool_name)
+        return declared.kind if declared is not None else "execute"
 
     @property
     def id(self) -> str:

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.base import ToolError, ToolOutput, kind_of
+from ..tools.base import ToolError, ToolOutput
 from ..types import (
     Message,
     SystemMessage,
@@ -59,8 +59,7 @@ def _batches(run: Run, calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]
     batches: list[list[dict[str, Any]]] = []
     last_read_only = False
     for call in calls:
-        tool = run.session.registry.get(call["name"])
-        read_only = tool is None or kind_of(tool) == "read"
+        read_only = run.session.kind(call["name"]) in ("read", None)
         if read_only and batches and last_read_only:
             batches[-1].append(call)
         else:
@@ -114,6 +113,9 @@ async def _call(run: Run, call: dict[str, Any]) -> CallOutcome:
     if problem:
         return CallOutcome(_error(tool_id, problem))
     tool_input = call["input"]
+    tampered = _tampered(run, name)  # a thread left running may have changed it since
+    if tampered is not None:
+        return CallOutcome(_error(tool_id, f"Not executed: {tampered}"))
     decision = await session.permissions.decide(
         name, tool_input, tool_id, base=session.tool_ctx.shell_cwd or session.cwd,
         hook_input=session.hook_input())
@@ -147,10 +149,31 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
         error = str(failure)
     except Exception as failure:  # F11: a tool bug must not end the run
         error = f"{tool.name} failed: {type(failure).__name__}: {failure}"
+    finally:  # code the model wrote may have run in this process: the policy must be intact
+        tampered = _tampered(run, call["name"]) if session.kind(
+            call["name"]) == "execute" else None
+    if tampered is not None:
+        error = tampered
     if error is not None:
         output = ToolOutput(content=error, is_error=True)
     duration_ms = int((time.monotonic() - started) * 1000)
     return await _after(run, call, tool_input, output, duration_ms)
+
+
+def _tampered(run: Run, tool_name: str) -> str | None:
+    """If the policy changed outside the approval path: it is restored (by the guard), the
+    run stops, and this says what happened."""
+    breaches = run.session.guard.check()
+    if not breaches:
+        return None
+    shown = "; ".join(breaches[:5]) + (f"; and {len(breaches) - 5} more"
+                                       if len(breaches) > 5 else "")
+    message = (f"Security: the agent's permission policy was changed outside the approval "
+               f"path, by code run before this {tool_name} call or by it ({shown}). The "
+               "change was reverted and the run was stopped.")
+    run.stopped = message
+    run.stopped_by = "policy_tampered"
+    return message
 
 
 async def _after(run: Run, call: dict[str, Any], tool_input: dict[str, Any], output: ToolOutput,

@@ -22,9 +22,11 @@ from IPython.core.error import UsageError
 from ..agent.session import Session
 from ..errors import ConfigurationError
 from ..options import FuxiAgentOptions
+from ..permissions.integrity import Watched
 from ..sessions.history import extend_history
 from ..sessions.record import SessionRecord
 from ..sessions.replay import RecordedApprovals, why_not_replayable
+from ..switches import switch
 from .cellrun import FuxiRun, secrets, ticking
 from .conversations import ConversationPlan, Conversations
 from .identity import CellIdentity, NotebookIdentity
@@ -38,7 +40,7 @@ __all__ = ["FuxiRun", "NotebookAgent", "detect_frontend"]
 
 def detect_frontend(shell: Any) -> str:
     """"lab" (a frontend that can click), "headless" (nbclient, papermill) or "terminal"."""
-    forced = os.environ.get("FUXI_FRONTEND")
+    forced = switch("FUXI_FRONTEND")  # read at %load_ext: code the model runs cannot flip it
     if forced in ("lab", "headless", "terminal"):
         return forced
     kernel = getattr(shell, "kernel", None)
@@ -68,6 +70,38 @@ class NotebookAgent:
     def last_cell_id(self) -> str | None:
         return self.conversations.last_cell
 
+    def _guard(self, session: Session) -> None:
+        """Add what the notebook holds to the session's policy: its defaults, the consent
+        to replay, which conversation goes on (see permissions/integrity.py)."""
+        session.permissions.allow_hint = ALLOW_HINT
+        for watched in (Watched(self, "defaults", label="the %fuxi config defaults"),
+                        Watched(self, "replay_trusted", label="the consent to replay"),
+                        Watched(self, "conversations", "identity",
+                                label="the notebook's conversations"),
+                        Watched(self, "session", "identity", label="the current session")):
+            session.guard.watched.append(watched)
+        session.guard.reseal()
+
+    def reseal(self) -> None:
+        """The policy as it stands is legitimate (`%fuxi config` / `reset` changed it)."""
+        if self.session is not None:
+            self.session.guard.reseal()
+
+    def _check(self, session: Session | None, when: str) -> str | None:
+        """Anything changed outside the approval path is reverted; this says what."""
+        breaches = session.guard.check() if session is not None else []
+        if not breaches:
+            return None
+        return (f"%%fuxi: security: the agent's permission policy was changed outside the "
+                f"approval path {when} ({'; '.join(breaches[:5])}). The change was reverted")
+
+    def _check_between_cells(self) -> None:
+        """Between cells only the user's `%fuxi` commands change the policy; anything else
+        (a thread the model's code left running, say) is reverted and the cell refused."""
+        problem = self._check(self.session, "since the last cell")
+        if problem:
+            raise UsageError(f"{problem}; run the cell again to go on.")
+
     def reset(self) -> None:
         """Forget the conversation (the next cell starts fresh)."""
         self.conversations.reset()
@@ -90,6 +124,10 @@ class NotebookAgent:
 
     async def run_cell(self, line: str, body: str) -> FuxiRun:
         """Run one `%%fuxi` cell."""
+        self._check_between_cells()
+        return await self._run_cell(line, body)
+
+    async def _run_cell(self, line: str, body: str) -> FuxiRun:
         body = body.strip("\n")
         try:
             args = parse_cell_line(line)
@@ -192,7 +230,7 @@ class NotebookAgent:
             session = Session(options, extra_tools=tools, conversation=conversation)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
-        session.permissions.allow_hint = ALLOW_HINT
+        self._guard(session)
         approvals.policy = session.permissions.not_allowed
         watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
         volatile = dict(cell.saved.volatile) if cell.saved is not None else {}
@@ -202,6 +240,7 @@ class NotebookAgent:
         try:
             run = await replay.play(body)
         finally:  # the conversation goes on from the record, not from the re-run
+            problem = self._check(session, "during this cell")
             saved = list(cell.saved.outputs) if cell.saved is not None else []
             outputs = saved + replay.published.outputs
             with contextlib.suppress(ConfigurationError):  # else: keep the re-run's history
@@ -210,6 +249,8 @@ class NotebookAgent:
             conversation.permission_updates[:] = before[2]
             self._keep(session, record, outputs, conversation, key, volatile)
         self._ran(run)
+        if problem:
+            raise UsageError(f"{problem}.")
         return run
 
     async def _live(self, options: FuxiAgentOptions, cell: CellIdentity,
@@ -225,17 +266,20 @@ class NotebookAgent:
                               conversation=plan.conversation)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
-        session.permissions.allow_hint = ALLOW_HINT
+        self._guard(session)
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
                         options=args.settings(), context=self.context.describe(),
                         notes=notes, shell=self.shell)
         try:
             run = await live.play(body)
         finally:
+            problem = self._check(session, "during this cell")
             if live.record is not None:
                 self._keep(session, live.record, live.published.outputs, session.snapshot(),
                            key, (live.final.metadata if live.final else {}).get("fuxi"))
         self._ran(run)
+        if problem:
+            raise UsageError(f"{problem}.")
         return run
 
     def _keep(self, session: Session, record: SessionRecord, outputs: list[Any],
@@ -244,6 +288,7 @@ class NotebookAgent:
         """A cell left a record (also when interrupted): the conversation goes on from it."""
         self.conversations.remember(record, outputs, conversation, key, volatile)
         self.session = session
+        session.guard.reseal()  # checked just before: these changes are the cell's own
 
     def _ran(self, run: FuxiRun) -> None:
         """A cell finished: `_fuxi` and the counters `%fuxi` shows."""

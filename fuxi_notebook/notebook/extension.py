@@ -21,17 +21,19 @@ __all__ = ["FuxiMagics", "load_ipython_extension", "transform_fuxi_cell",
            "unload_ipython_extension"]
 
 _MIN_IPYKERNEL = (7, 4)
-_AGENTS: dict[int, Any] = {}
 
 
 def agent_for(shell: Any) -> Any:
-    """The NotebookAgent of `shell` (created on first use: the agent loads lazily)."""
-    agent = _AGENTS.get(id(shell))
-    if agent is None:
-        from .controller import NotebookAgent
+    """The NotebookAgent of `shell` (created on first use: the agent loads lazily).
 
-        agent = _AGENTS[id(shell)] = NotebookAgent(shell)
-    return agent
+    It lives on the shell's registered `FuxiMagics` instance, not in module state: no
+    `import` hands the policy to code the model runs (see permissions/integrity.py for
+    what guards it beyond that).
+    """
+    magics = shell.magics_manager.registry.get("FuxiMagics")
+    if magics is None:
+        raise UsageError("%%fuxi: the extension is not loaded; run `%load_ext fuxi_notebook`.")
+    return magics.agent
 
 
 async def run_fuxi_cell(line: str, body: str) -> None:
@@ -78,7 +80,17 @@ def _kernel_version_problem(shell: Any) -> str | None:
 
 @magics_class
 class FuxiMagics(Magics):
-    """`%%fuxi` and `%fuxi`."""
+    """`%%fuxi` and `%fuxi`; holds the shell's NotebookAgent."""
+
+    _agent: Any = None
+
+    @property
+    def agent(self) -> Any:
+        if self._agent is None:
+            from .controller import NotebookAgent
+
+            self._agent = NotebookAgent(self.shell)
+        return self._agent
 
     @cell_magic("fuxi")
     def fuxi_cell(self, line: str, cell: str) -> None:
@@ -141,9 +153,12 @@ class FuxiMagics(Magics):
             return _session_summary(agent)
         if words[0] == "reset":
             agent.reset()
+            agent.reseal()  # a change through fuxi's own command
             return "fuxi: the next %%fuxi cell starts a new conversation."
         if words[0] == "config":
-            return _configure(agent, line.split("config", 1)[1])
+            shown = _configure(agent, line.split("config", 1)[1])
+            agent.reseal()
+            return shown
         if words[0] == "sessions":
             return _sessions(agent)
         raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi sessions, "
@@ -216,6 +231,8 @@ def load_ipython_extension(shell: Any) -> None:
     problem = _kernel_version_problem(shell)
     if problem:
         raise UsageError(problem)
+    from .. import switches  # noqa: F401  (environment switches are read now, at load)
+
     transformers = shell.input_transformers_cleanup
     if transform_fuxi_cell not in transformers:
         transformers.insert(0, transform_fuxi_cell)
@@ -230,4 +247,6 @@ def unload_ipython_extension(shell: Any) -> None:
     """Remove the transformer (the magics stay registered, as IPython allows)."""
     if transform_fuxi_cell in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform_fuxi_cell)
-    _AGENTS.pop(id(shell), None)
+    magics = shell.magics_manager.registry.get("FuxiMagics")
+    if magics is not None:
+        magics._agent = None

@@ -25,7 +25,14 @@ from ..sessions.replay import (
     recorded_calls,
     recorded_results,
 )
-from ..tools.base import ToolError, ToolOutput, always_allow_of, kind_of, reach_of
+from ..tools.base import (
+    ToolError,
+    ToolOutput,
+    always_allow_of,
+    declaration_of,
+    kind_of,
+    reach_of,
+)
 from ..types import ResultMessage
 from .cellrun import FinalOutputs, FuxiRun, ticking, with_notes
 from .outputs import record_outputs
@@ -48,8 +55,9 @@ class RecordedResults:
         self.name, self.description = tool.name, tool.description
         self.input_schema = tool.input_schema
         self.kind = kind_of(tool)
-        self.reach = lambda input: reach_of(tool, input)  # None = unknown, as for `tool`
-        self.always_allow = lambda input: always_allow_of(tool, tool.name, input)
+        declared = declaration_of(tool, tool.name)  # answers as `tool` would
+        self.reach = lambda input: reach_of(declared, input)
+        self.always_allow = lambda input: always_allow_of(declared, input)
         calls = recorded_calls(record)
         results = recorded_results(record)
         self._answers = [results[i] for i, call in calls.items()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import switches
 from ..errors import ConfigurationError
 from ..hooks import HookOutcome, HookRunner
 from ..options import (
@@ -27,7 +28,9 @@ from ..options import (
     PermissionUpdate,
     ToolPermissionContext,
 )
-from ..tools.base import always_allow_of
+from ..switches import switch
+from ..tools.base import Declaration, always_allow_of, declaration_of
+from .integrity import Watched
 from .judge import Judgement, RuleBook
 from .rules import Behavior, parse_rule, parse_rules
 from .settings import load_settings
@@ -57,10 +60,11 @@ def check_mode(mode: str) -> None:
     if mode not in PERMISSION_MODES:
         raise ConfigurationError(
             f"unknown permission_mode {mode!r}; expected one of {', '.join(PERMISSION_MODES)}")
-    if mode == "bypassPermissions" and _is_root() and os.environ.get("IS_SANDBOX") != "1":
+    if mode == "bypassPermissions" and _is_root() and switch("IS_SANDBOX") != "1":
         raise ConfigurationError(
             "permission_mode='bypassPermissions' is refused when running as root. "
-            "If this is an isolated environment (container, CI sandbox), set IS_SANDBOX=1.")
+            "If this is an isolated environment (container, CI sandbox), set IS_SANDBOX=1 "
+            "before the package loads (it is read once, at load).")
 
 
 def _is_root() -> bool:
@@ -105,12 +109,31 @@ class PermissionEngine:
         self.hooks = hooks or HookRunner(None)
         self.classifier = classifier
         self.on_update: Callable[[PermissionUpdate], None] | None = None
+        #: called once updates are applied: they are the approval path's, so legitimate
+        self.on_applied: Callable[[], None] | None = None
         self._own = _own_process()
         if tools is None:
             from ..tools.builtin import builtin_tools
 
             tools = builtin_tools()
-        self.tools: dict[str, Any] = {tool.name: tool for tool in tools}
+        #: the tools' declarations, taken once (see `tools/base.Declaration`)
+        self.declared: dict[str, Declaration] = {
+            tool.name: declaration_of(tool, tool.name) for tool in tools}
+
+    def watched(self) -> list[Watched]:
+        """What this engine's policy consists of, for integrity checks."""
+        book = self.book
+        return [Watched(self, "mode", label="the permission mode"),
+                Watched(self, "rules", label="the permission rules"),
+                Watched(self, "roots", label="the working directories"),
+                Watched(self, "declared", "shallow", label="the tool declarations"),
+                Watched(self, "cwd", label="the working directory"),
+                *(Watched(self, attr, "identity", label=f"the engine's {attr}") for attr in
+                  ("book", "can_use_tool", "hooks", "classifier", "on_update", "on_applied",
+                   "allow_hint")),
+                Watched(book, "rules", "identity", label="the rule book"),
+                Watched(book, "roots", "identity", label="the rule book's directories"),
+                Watched(switches, "VALUES", label="the environment switches")]
 
     def offered(self, tool_name: str) -> bool:
         """A bare deny rule removes the tool from what the model is offered."""
@@ -143,7 +166,7 @@ class PermissionEngine:
             return Decision("deny", hook.reason or f"A PreToolUse hook blocked {tool_name}.")
         updated = hook.updated_input
         tool_input = updated if updated is not None else tool_input
-        judged = self.book.judge(tool_name, self.tools.get(tool_name), tool_input, cwd=self.cwd,
+        judged = self.book.judge(tool_name, self.declared.get(tool_name), tool_input, cwd=self.cwd,
                                  base=base or self.cwd, refuse=self._refuse)
         if judged.deny:
             return Decision("deny", f"Permission to use {tool_name} was denied: {judged.deny}.")
@@ -227,7 +250,8 @@ class PermissionEngine:
 
     def suggestions(self, tool_name: str, tool_input: dict[str, Any]) -> list[PermissionUpdate]:
         """What "Always allow" adds for this call, as the tool declares it."""
-        rule = always_allow_of(self.tools.get(tool_name), tool_name, tool_input)
+        rule = always_allow_of(self.declared.get(tool_name) or declaration_of(None, tool_name),
+                               tool_input)
         try:
             parse_rule(rule, "allow", cwd=self.cwd)
         except ConfigurationError:
@@ -257,6 +281,8 @@ class PermissionEngine:
                 self.mode = update.mode
             elif update.type in ("addDirectories", "removeDirectories"):
                 self._directories(update)
+        if self.on_applied is not None:
+            self.on_applied()
 
     def _directories(self, update: PermissionUpdate) -> None:
         dirs = [Path(d).expanduser().resolve() for d in update.directories or []]

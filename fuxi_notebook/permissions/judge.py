@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..tools.base import ToolKind, kind_of, reach_of
+from ..tools.base import Declaration, ToolKind, reach_of
 from .bash import judge_bash
 from .facts import CallFacts, call_facts
 from .paths import PathFacts, inside_any, protected_reason, resolve_path
@@ -95,14 +95,15 @@ class RuleBook:
         return next((r for r in self.rules[behavior]
                      if r.specifier is None and r.domain is None and r.names(tool)), None)
 
-    def judge(self, tool: str, declared: object | None, tool_input: dict[str, Any], *,
+    def judge(self, tool: str, declared: Declaration | None, tool_input: dict[str, Any], *,
               cwd: Path, base: Path, refuse: Any) -> Judgement:
-        """Judge one call of the tool `declared` (None = unknown: an `execute` tool that
-        touches nothing known); `base` is where relative shell paths resolve."""
+        """Judge one call of a tool declared as `declared` (None = unknown: an `execute`
+        tool that touches nothing known); `base` is where relative shell paths resolve."""
         denied = self.bare("deny", tool)
         if denied is not None:
             return Judgement(deny=f"{tool} is denied by the rule {denied.text!r}")
-        kind, reach = kind_of(declared), reach_of(declared, tool_input)
+        kind = declared.kind if declared is not None else "execute"
+        reach = reach_of(declared, tool_input)
         if reach is None:
             return Judgement(allowed=self.bare("allow", tool) is not None, changes=True,
                              soft_ask=[f"{tool} could not say what this call touches"])

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, get_args, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, get_args, runtime_checkable
 
-__all__ = ["DeclaredTool", "Reach", "Tool", "ToolContext", "ToolError", "ToolKind",
-           "ToolOutput", "always_allow_of", "kind_of", "reach_of"]
+__all__ = ["Declaration", "DeclaredTool", "Reach", "Tool", "ToolContext", "ToolError",
+           "ToolKind", "ToolOutput", "always_allow_of", "declaration_of", "kind_of", "reach_of"]
 
 #: What a tool does, from least to most trust needed:
 #: read = looks only (runs concurrently, auto-approved inside the working directories);
@@ -135,33 +135,47 @@ class DeclaredTool:
         return self.name
 
 
+class Declaration(NamedTuple):
+    """A tool's declaration, taken once (an immutable tuple: the permission engine keeps
+    it, so changing the tool object afterwards changes no decision)."""
+
+    name: str
+    kind: ToolKind
+    reach: Callable[[dict[str, Any]], Any] | None
+    always_allow: Callable[[dict[str, Any]], Any] | None
+
+
 def kind_of(tool: object | None) -> ToolKind:
     """The declared kind; an undeclared or unknown value counts as `execute`."""
     kind = getattr(tool, "kind", None)
     return kind if kind in TOOL_KINDS else "execute"
 
 
-def reach_of(tool: object | None, input: dict[str, Any]) -> Reach | None:
+def declaration_of(tool: object | None, name: str) -> Declaration:
+    """`tool`'s declaration now (None or an undeclared tool: `execute`, reach unknown)."""
+    return Declaration(name, kind_of(tool), getattr(tool, "reach", None),
+                       getattr(tool, "always_allow", None))
+
+
+def reach_of(declared: Declaration | None, input: dict[str, Any]) -> Reach | None:
     """What the call touches: `Reach()` when the tool declares nothing, None when its
     declaration fails or answers nonsense (then nothing about the call is known, and no
     mode or safe set may approve it)."""
-    reach = getattr(tool, "reach", None)
-    if reach is None:
+    if declared is None or declared.reach is None:
         return Reach()
     try:
-        found = reach(input)
+        found = declared.reach(input)
     except Exception:  # a broken declaration must not decide anything
         return None
     return found if isinstance(found, Reach) else None
 
 
-def always_allow_of(tool: object | None, name: str, input: dict[str, Any]) -> str:
+def always_allow_of(declared: Declaration, input: dict[str, Any]) -> str:
     """The rule text "Always allow" adds (the bare tool name when undeclared)."""
-    always = getattr(tool, "always_allow", None)
-    if always is None:
-        return name
+    if declared.always_allow is None:
+        return declared.name
     try:
-        rule = always(input)
+        rule = declared.always_allow(input)
     except Exception:
-        return name
-    return rule if isinstance(rule, str) and rule else name
+        return declared.name
+    return rule if isinstance(rule, str) and rule else declared.name

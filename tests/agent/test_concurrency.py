@@ -11,7 +11,6 @@ from fuxi_notebook.agent.run import Run
 from fuxi_notebook.agent.session import Session
 from fuxi_notebook.models.script import text, tool_use
 from fuxi_notebook.tools.base import ToolContext, ToolOutput
-from fuxi_notebook.tools.registry import ToolRegistry
 
 from .helpers import result_text, tool_results
 
@@ -39,9 +38,9 @@ class Probe:
 
 async def _run(calls: list[dict], tools: list[Probe]) -> tuple[ScriptedModel, list[Any]]:
     model = ScriptedModel([calls, [text("ok")]])
-    session = Session(FuxiAgentOptions(model=model, allowed_tools=[t.name for t in tools]))
-    session.registry = ToolRegistry(tools)
-    session.tool_definitions = session.registry.definitions()
+    names = [t.name for t in tools]
+    session = Session(FuxiAgentOptions(model=model, allowed_tools=names, tools=names),
+                      extra_tools=tools)
     messages = [m async for m in run_prompt(Run(session), "go")]
     return model, messages
 

@@ -11,6 +11,7 @@ from fuxi_notebook import (
     PermissionRuleValue,
     PermissionUpdate,
     ScriptedModel,
+    switches,
 )
 from fuxi_notebook.errors import ConfigurationError
 from fuxi_notebook.models.script import text, tool_use
@@ -35,7 +36,7 @@ async def test_tool_without_rule_or_callback_is_denied_with_how_to_allow(tmp_pat
 
 
 async def test_deny_rule_wins_over_allow_and_bypass(tmp_path, monkeypatch):
-    monkeypatch.setenv("IS_SANDBOX", "1")
+    monkeypatch.setitem(switches.VALUES, "IS_SANDBOX", "1")
     model = ScriptedModel([[_touch("sentinel")], [text("ok")]])
     options = FuxiAgentOptions(model=model, cwd=tmp_path, permission_mode="bypassPermissions",
                                allowed_tools=["Bash"], disallowed_tools=["Bash(touch *)"])
@@ -53,7 +54,7 @@ async def test_bare_disallowed_tool_is_not_offered(tmp_path):
 
 
 async def test_bypass_permissions_runs_everything_in_a_declared_sandbox(tmp_path, monkeypatch):
-    monkeypatch.setenv("IS_SANDBOX", "1")
+    monkeypatch.setitem(switches.VALUES, "IS_SANDBOX", "1")
     model = ScriptedModel([[_touch("sentinel")], [text("ok")]])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path,
                                          permission_mode="bypassPermissions"))

@@ -9,13 +9,14 @@ a case is safe when the attack's effect is absent.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from fuxi_notebook.testing import Turn, text, tool_use
 
-from .kernel_harness import record_of
+from .kernel_harness import record_of, wait_until
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA-attack-test"
 
@@ -117,3 +118,110 @@ def test_allow_rules_do_not_reach_outside_the_working_directory(fresh, api, outs
     assert SECRET not in json.dumps(result.messages, default=str)
     if "Glob" not in json.dumps(answer):  # Glob would only list the name anyway
         assert record_of(result)["approvals"][0]["decision"] == "deny"
+
+
+# -- finding 4: the agent rewriting its own policy -------------------------------------------
+
+_FIND = ("import gc\n"
+         "def find(name):\n"
+         "    return [o for o in gc.get_objects() if type(o).__name__ == name]\n")
+
+TAMPERING = {
+    "notebook defaults": _FIND + "find('NotebookAgent')[0].defaults['allowed_tools'] = ['Bash']",
+    "engine rules": _FIND + (
+        "from fuxi_notebook.permissions.rules import parse_rule\n"
+        "for e in find('PermissionEngine'):\n"
+        "    e.rules['allow'].append(parse_rule('Bash'))"),
+    "engine mode": _FIND + "for e in find('PermissionEngine'):\n    e.mode = 'bypassPermissions'",
+    "a permission method": (
+        "from fuxi_notebook.permissions.engine import PermissionEngine\n"
+        "PermissionEngine._auto_approved = lambda self, judged, hook: True"),
+    "a judge function": (
+        "import fuxi_notebook.permissions.judge as j\n"
+        "j.reach_of = lambda declared, tool_input: None"),
+    "a tool's declared kind": (
+        "from fuxi_notebook.tools.shell import BashTool\nBashTool.kind = 'read'"),
+    "granted rules": _FIND + (
+        "from fuxi_notebook.options import PermissionUpdate\n"
+        "for c in find('Conversation'):\n"
+        "    c.permission_updates.append(PermissionUpdate(type='addRules', behavior='allow',"
+        " rules=['Bash']))"),
+}
+
+
+def _bash_is_still_refused(fresh, api, sentinel: Path) -> None:
+    api.reset()
+    api.add(Turn([tool_use("Bash", {"command": f"touch {sentinel}"})]), Turn([text("ok")]))
+    later = fresh.run("%%fuxi\nmake the file")
+    assert later.status == "ok", later.messages
+    assert not sentinel.exists()
+    answer = api.requests[1]["messages"][-1]["content"][0]
+    assert answer["is_error"] and "not granted" in answer["content"]
+
+
+@pytest.mark.parametrize("attack", sorted(TAMPERING))
+def test_python_cannot_rewrite_the_policy(fresh, api, tmp_path, attack):
+    api.add(Turn([tool_use("Python", {"code": TAMPERING[attack]})]), Turn([text("done")]))
+    result = fresh.run("%%fuxi --allowed-tools Python\nlook around")
+    assert result.status == "ok", result.messages
+    record = record_of(result)
+    assert record["result"]["subtype"] == "error_during_execution"
+    assert "Security" in record["result"]["errors"][0]
+    assert "reverted" in json.dumps(result.messages, default=str)
+    assert len(api.requests) == 1  # the run stopped at once
+    _bash_is_still_refused(fresh, api, tmp_path / "sentinel")
+
+
+def test_no_policy_object_is_reachable_through_module_state(fresh):
+    probe = fresh.run(
+        "import sys\n"
+        "seen, found = set(), []\n"
+        "def walk(value, path, depth):\n"
+        "    if id(value) in seen or depth > 2:\n"
+        "        return\n"
+        "    seen.add(id(value))\n"
+        "    if type(value).__name__ in ('NotebookAgent', 'PermissionEngine', 'Session',"
+        " 'PolicyGuard', 'RuleBook'):\n"
+        "        found.append(path)\n"
+        "    items = value.items() if isinstance(value, dict) else ("
+        "(k, v) for k, v in vars(value).items()) if hasattr(value, '__dict__') and "
+        "not isinstance(value, type) else ()\n"
+        "    for key, item in list(items):\n"
+        "        walk(item, f'{path}.{key}', depth + 1)\n"
+        "for name, module in list(sys.modules.items()):\n"
+        "    if name.startswith('fuxi_notebook') and module is not None:\n"
+        "        walk(module, name, 0)\n"
+        "print(found)")
+    assert probe.stdout.strip() == "[]", probe.stdout
+
+
+def test_a_thread_left_running_cannot_change_the_policy_later(fresh, api, tmp_path):
+    attack = _FIND + (
+        "import threading, time\n"
+        "def later():\n"
+        "    time.sleep(0.3)\n"
+        "    find('NotebookAgent')[0].defaults['allowed_tools'] = ['Bash']\n"
+        "    open('tampered', 'w').close()\n"
+        "threading.Thread(target=later, daemon=True).start()")
+    api.add(Turn([tool_use("Python", {"code": attack})]), Turn([text("done")]))
+    assert fresh.run("%%fuxi --allowed-tools Python\nlook").status == "ok"
+    wait_until(lambda: (fresh.work / "tampered").exists())
+    refused = fresh.run("%%fuxi\nand now?")
+    assert refused.reply["content"]["ename"] == "UsageError"
+    assert "security" in refused.reply["content"]["evalue"]
+    _bash_is_still_refused(fresh, api, tmp_path / "sentinel")
+
+
+@pytest.mark.parametrize(("name", "value"), [("FUXI_FRONTEND", "lab"), ("IS_SANDBOX", "1")])
+def test_environment_switches_are_read_once_at_load(fresh, api, tmp_path, name, value):
+    """FUXI_FRONTEND=lab made later headless cells wait for a click that never comes;
+    IS_SANDBOX=1 would permit bypassPermissions as root."""
+    code = f"import os\nos.environ[{name!r}] = {value!r}"
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("done")]))
+    assert fresh.run("%%fuxi --allowed-tools Python\nset it").status == "ok"
+    _bash_is_still_refused(fresh, api, tmp_path / "sentinel")  # answered, not waiting
+    if name == "IS_SANDBOX" and hasattr(os, "geteuid") and os.geteuid() == 0:
+        bypass = fresh.run("%%fuxi --permission-mode bypassPermissions\nanything")
+        assert bypass.reply["content"]["ename"] == "UsageError"
+        assert "IS_SANDBOX" in bypass.reply["content"]["evalue"]
+    fresh.run(f"import os\nos.environ.pop({name!r}, None)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fuxi_notebook import FuxiAgentOptions, HookMatcher, ScriptedModel
+from fuxi_notebook import FuxiAgentOptions, HookMatcher, ScriptedModel, switches
 from fuxi_notebook.models.script import Turn, text, tool_use
 
 from ..agent.helpers import collect, result_text, tool_results
@@ -69,7 +69,7 @@ async def test_accept_edits_writes_inside_the_workspace(tmp_path):
 
 
 async def test_pre_tool_use_hook_deny_blocks_and_the_model_gets_the_reason(tmp_path, monkeypatch):
-    monkeypatch.setenv("IS_SANDBOX", "1")
+    monkeypatch.setitem(switches.VALUES, "IS_SANDBOX", "1")
 
     async def policy(input_data, tool_use_id, context):
         if "SENTINEL" in input_data["tool_input"].get("command", ""):
@@ -456,7 +456,7 @@ async def test_ask_user_question_is_answered_through_the_approval_callback(tmp_p
 
 @pytest.mark.parametrize("mode", ["dontAsk", "bypassPermissions", "default"])
 async def test_ask_user_question_without_anyone_to_ask_is_denied(tmp_path, mode, monkeypatch):
-    monkeypatch.setenv("IS_SANDBOX", "1")
+    monkeypatch.setitem(switches.VALUES, "IS_SANDBOX", "1")
     model = ScriptedModel([[tool_use("AskUserQuestion", QUESTION)], [text("ok")]])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, permission_mode=mode))
     (result,) = tool_results(model.requests[1].messages)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from fuxi_notebook import FuxiAgentOptions, HookMatcher, PermissionResultDeny
+from fuxi_notebook import FuxiAgentOptions, HookMatcher, PermissionResultDeny, switches
 from fuxi_notebook.permissions.engine import PermissionEngine
 
 
@@ -237,7 +237,7 @@ async def test_row17_commands_with_exec_flags_are_not_read_only(tmp_path, comman
 ])
 @pytest.mark.parametrize("mode", ["default", "bypassPermissions", "acceptEdits"])
 async def test_row18_critical_removal_always_asks(tmp_path, command, mode, monkeypatch):
-    monkeypatch.setenv("IS_SANDBOX", "1")
+    monkeypatch.setitem(switches.VALUES, "IS_SANDBOX", "1")
 
     async def allow_all(input_data, tool_use_id, context):
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
