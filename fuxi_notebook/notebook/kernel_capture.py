@@ -2,8 +2,9 @@
 
 The tool runs inside a cell that is already executing, so it cannot use IPython's own
 output machinery (`run_cell`, the display hook). Instead it swaps `sys.stdout`,
-`sys.stderr` and `shell.display_pub` for buffers, and afterwards shows the user what the
-code displayed while giving the model a text (and image) account of it.
+`sys.stderr` and `shell.display_pub` for buffers, points file descriptors 1 and 2 at the
+same buffers (`fd_capture.py`), and afterwards shows the user what the code displayed
+(redacted, capped) while giving the model a text (and image) account of it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import sys
+import threading
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -18,6 +20,8 @@ from typing import Any
 from IPython.core.displaypub import CapturingDisplayPublisher
 
 from fuxi_notebook.tools.truncate import HeadTailBuffer, cap_head_tail, strip_ansi
+
+from .fd_capture import FdCapture
 
 __all__ = ["Capture", "FigureWatch", "image_block"]
 
@@ -44,6 +48,7 @@ class CappedText(io.TextIOBase):
     def __init__(self) -> None:
         super().__init__()
         self._buffer = HeadTailBuffer(STREAM_BYTES, STREAM_BYTES)
+        self._lock = threading.Lock()  # fd 1/2 output arrives from a reader thread
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -62,7 +67,8 @@ class CappedText(io.TextIOBase):
         """Keep `text` (head/tail bounded); returns its length like a real stream."""
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        self._buffer.feed(text.encode("utf-8", errors="replace"))
+        with self._lock:
+            self._buffer.feed(text.encode("utf-8", errors="replace"))
         return len(text)
 
     def text(self, limit: int) -> str:
@@ -85,8 +91,10 @@ class Capture:
     stderr: CappedText = field(default_factory=CappedText)
     displays: CapturingDisplayPublisher = field(default_factory=CapturingDisplayPublisher)
     _saved: tuple[Any, Any, Any] | None = None
+    _fds: FdCapture | None = None
 
     def __enter__(self) -> Capture:
+        self._fds = FdCapture(self.stdout.write, self.stderr.write).__enter__()
         self._saved = (sys.stdout, sys.stderr, self.shell.display_pub)
         sys.stdout, sys.stderr = self.stdout, self.stderr
         self.shell.display_pub = self.displays
@@ -98,6 +106,9 @@ class Capture:
         if self._saved is not None:
             sys.stdout, sys.stderr, self.shell.display_pub = self._saved
             self._saved = None
+        if self._fds is not None:
+            self._fds.__exit__(kind, exc, tb)
+            self._fds = None
 
     def republish(self) -> None:
         """Show the user, in this cell, what the code displayed: redacted (the cell is

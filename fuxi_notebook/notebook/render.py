@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from IPython.display import clear_output, display
 
 from ..options import ToolPermissionContext
+from ..sessions.redact import redact_text
 from ..types import AssistantMessage, Message, StreamEvent, ToolUseBlock, UserMessage
 from .cellrun import FinalOutputs
 from .view import LiveView, tool_summary
@@ -116,7 +117,9 @@ class LiveRenderer:
         self._handle = display(self._bundle(), raw=True, display_id=True)
 
     def _bundle(self) -> dict[str, str]:
-        return {"text/markdown": self.view.markdown(), "text/plain": self.view.text()}
+        """The live view, redacted: the notebook saves it if the kernel dies mid-run."""
+        return {"text/markdown": redact_text(self.view.markdown()),
+                "text/plain": redact_text(self.view.text())}
 
     def _draw(self) -> None:
         if self._handle is not None and self._drawn != self.view.version:

@@ -66,7 +66,10 @@ class KernelHarness:
         self.km._kernel_spec = KernelSpec(
             argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             display_name="fuxi-test", language="python", interrupt_mode="signal")
-        self.km.start_kernel(env={**os.environ, **env}, cwd=cwd)
+        # as a real kernel: ipykernel forwards fd 1/2 output (os.system, subprocesses) to
+        # the cell only when it is not itself under pytest
+        kernel_env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+        self.km.start_kernel(env={**kernel_env, **env}, cwd=cwd)
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
@@ -151,6 +154,11 @@ class KernelHarness:
     def iopub_count(self) -> int:
         with self._lock:
             return len(self._iopub)
+
+    def messages_since(self, mark: int) -> list[dict[str, Any]]:
+        """Every iopub message after the first `mark` (whatever request it belongs to)."""
+        with self._lock:
+            return list(self._iopub[mark:])
 
     def click(self, comm_id: str) -> None:
         """What ipywidgets' ButtonView sends when clicked."""

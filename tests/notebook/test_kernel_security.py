@@ -225,3 +225,48 @@ def test_environment_switches_are_read_once_at_load(fresh, api, tmp_path, name, 
         assert bypass.reply["content"]["ename"] == "UsageError"
         assert "IS_SANDBOX" in bypass.reply["content"]["evalue"]
     fresh.run(f"import os\nos.environ.pop({name!r}, None)")
+
+
+# -- finding 5: secrets through the Python tool's side channels ------------------------------
+
+KEY = "sk-ant-test-key-for-the-kernel-0001"  # the kernel's ANTHROPIC_API_KEY
+
+
+@pytest.mark.parametrize("code", [
+    "import os\nos.system('echo $ANTHROPIC_API_KEY')",
+    "import subprocess\nsubprocess.run(['sh', '-c', 'echo $ANTHROPIC_API_KEY >&2'])",
+    "import os, sys\nprint(os.environ['ANTHROPIC_API_KEY'], file=sys.__stdout__)",
+    "import os, sys\nsys.__stderr__.write(os.environ['ANTHROPIC_API_KEY'] + '\\n')",
+    "import os\nos.write(1, os.environ['ANTHROPIC_API_KEY'].encode())",
+    "import os\nfrom IPython.display import display\ndisplay(os.environ['ANTHROPIC_API_KEY'])",
+])
+def test_python_output_reaches_the_cell_only_redacted(fresh, api, code):
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("done")]))
+    result = fresh.run("%%fuxi --allowed-tools Python\nshow me the key")
+    assert result.status == "ok", result.messages
+    assert KEY not in json.dumps(result.messages, default=str)  # what the notebook saves
+    # the output was not lost: the model got it (as the tool's stdout/stderr or display)
+    answer = api.requests[1]["messages"][-1]["content"][0]
+    assert "stdout" in json.dumps(answer) or "stderr" in json.dumps(answer) \
+        or "display" in json.dumps(answer)
+
+
+def test_a_flood_on_the_file_descriptors_is_capped(fresh, api):
+    code = "import os\nos.system('head -c 20000000 /dev/zero | tr \"\\\\0\" x')"
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("done")]))
+    result = fresh.run("%%fuxi --allowed-tools Python\nflood")
+    assert result.status == "ok"
+    assert len(json.dumps(result.messages, default=str)) < 1_000_000
+    assert len(json.dumps(api.requests[1])) < 1_000_000
+
+
+def test_a_process_left_running_keeps_writing_redacted(fresh, api):
+    code = ("import subprocess\nsubprocess.Popen(['sh', '-c', "
+            "'sleep 1; echo late-$ANTHROPIC_API_KEY'])")
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("done")]))
+    mark = fresh.iopub_count()
+    assert fresh.run("%%fuxi --allowed-tools Python\nstart it").status == "ok"
+    late = fresh.wait_for(lambda m: m["msg_type"] == "stream"
+                          and "late-" in m["content"]["text"])  # it still arrives
+    assert KEY not in late["content"]["text"]
+    assert KEY not in json.dumps(fresh.messages_since(mark), default=str)
