@@ -21,6 +21,7 @@ from ..types import (
     block_from_wire,
     new_uuid,
 )
+from .repair import REPAIR_STEPS, repair_added_content
 from .run import Run
 from .session import reminder
 from .tool_calls import execute_tool_calls, informational, not_executed
@@ -50,6 +51,10 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
             async for message in _stream_response(run, holder):
                 yield message
         except ModelError as error:
+            repaired = _repair(run, error)
+            if repaired is not None:
+                yield informational(repaired)
+                continue
             yield run.result("error_during_execution", errors=[str(error)],
                              terminal_reason="api_error")
             return
@@ -80,6 +85,24 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
             yield run.result("error_during_execution", errors=["Interrupted by a permission "
                              "denial."], terminal_reason="aborted_tools")
             return
+
+
+def _repair(run: Run, error: ModelError) -> str | None:
+    """If the API rejected content this run added: replace it (see repair.py) and say so;
+    None when there is nothing (more) to try."""
+    if error.status not in (400, 413):
+        return None
+    session = run.session
+    while run.repairs < REPAIR_STEPS:
+        run.repairs += 1
+        count = repair_added_content(session.history, session.pending_results,
+                                     since=run.history_start, step=run.repairs,
+                                     reason=str(error))
+        if count:
+            what = "image(s) or document(s)" if run.repairs == 1 else "tool result(s)"
+            return (f"The API rejected the request ({error}). {count} {what} added in this "
+                    "run were replaced by a note, and the request was sent again.")
+    return None
 
 
 @dataclass

@@ -29,6 +29,8 @@ class Run:
         stopped: why a hook (`continue: false`) or a security check stopped the run.
         stopped_by: the result's terminal reason when `stopped` is set.
         stop_hook_active: a Stop hook already made the agent continue once.
+        history_start: where this run's messages begin in the history.
+        repairs: the repair steps already tried on rejected content (see repair.py).
     """
 
     session: Session
@@ -44,9 +46,12 @@ class Run:
     stop_continuations: int = 0
     denials: list[dict[str, Any]] = field(default_factory=list)
     usage_at_start: UsageTotals = field(init=False)
+    history_start: int = field(init=False)
+    repairs: int = 0
 
     def __post_init__(self) -> None:
         self.usage_at_start = self.session.usage.snapshot()
+        self.history_start = len(self.session.history)
 
     def result(self, subtype: str, *, text: str | None = None, errors: list[str] | None = None,
                terminal_reason: str | None = None) -> ResultMessage:

@@ -21,6 +21,7 @@ from IPython.core.displaypub import CapturingDisplayPublisher
 
 from fuxi_notebook.tools.truncate import HeadTailBuffer, cap_head_tail, strip_ansi
 
+from ..media import image_type
 from .fd_capture import FdCapture
 
 __all__ = ["Capture", "FigureWatch", "image_block"]
@@ -170,13 +171,22 @@ def image_block(media_type: str, data: str) -> dict[str, Any]:
 
 
 def bundle_image(data: dict[str, Any]) -> dict[str, Any] | None:
-    """The first PNG/JPEG of a mime bundle as an image block, if it has one."""
+    """The first PNG/JPEG of a mime bundle as an image block, if it has one whose bytes
+    really are that type (the API rejects a mismatch, and the block would stay in the
+    conversation)."""
     for mime in IMAGE_TYPES:
         payload = data.get(mime)
         if isinstance(payload, bytes):
             payload = base64.b64encode(payload).decode("ascii")
-        if isinstance(payload, str) and payload:
-            return image_block(mime, payload.replace("\n", ""))
+        if not isinstance(payload, str) or not payload:
+            continue
+        payload = payload.replace("\n", "")
+        try:
+            head = base64.b64decode(payload[:64], validate=False)
+        except ValueError:
+            continue
+        if image_type(head) == mime:
+            return image_block(mime, payload)
     return None
 
 

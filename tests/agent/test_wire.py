@@ -176,3 +176,56 @@ async def test_prompt_cache_reads_most_of_a_session_with_many_parallel_calls(
     fake_api.add(*[Turn(list(calls)) for _ in range(8)], Turn([text("done")]))
     await collect("go", _options(wire_model, tmp_path, allowed_tools=["Read"]))
     assert _cache_read_share(fake_api) > 0.8
+
+
+class BadImage:
+    """A tool whose result claims PNG bytes it does not have (as a broken plugin might)."""
+
+    name = "Snapshot"
+    description = "returns an image"
+    input_schema = {"type": "object"}  # noqa: RUF012
+    kind = "read"
+
+    async def run(self, input, ctx):
+        import base64
+
+        from fuxi_notebook.tools.base import ToolOutput
+
+        data = base64.b64encode(b"this is text, not a PNG").decode()
+        return ToolOutput(content=[{"type": "text", "text": "the screen:"}, {
+            "type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                        "data": data}}])
+
+
+async def test_content_the_api_rejects_is_replaced_and_the_conversation_goes_on(
+        fake_api, wire_model, tmp_path):
+    """Issue 8, finding 7: a 400 caused by what the run added must not poison the session."""
+    from fuxi_notebook.agent.loop import run_prompt
+    from fuxi_notebook.agent.run import Run
+    from fuxi_notebook.agent.session import Session
+
+    fake_api.add(Turn([tool_use("Snapshot", {})]), Turn([text("I could not see it.")]),
+                 Turn([text("still here")]))
+    session = Session(_options(wire_model, tmp_path), extra_tools=[BadImage()])
+    first = [m async for m in run_prompt(Run(session), "look")]
+    assert first[-1].subtype == "success" and first[-1].result == "I could not see it."
+    banner = next(m for m in first if getattr(m, "subtype", "") == "informational")
+    assert "rejected" in banner.data["content"] and "replaced by a note" in banner.data["content"]
+    # the rejected request, then the repaired one carrying the note instead of the image
+    assert len(fake_api.requests) == 3
+    assert [e for e in fake_api.errors if "image" in e] and len(fake_api.errors) == 1
+    [result] = tool_results(fake_api.requests[2]["messages"])
+    assert "image removed" in result_text(result) and "the screen:" in result_text(result)
+    second = [m async for m in run_prompt(Run(session), "and now?")]
+    assert second[-1].subtype == "success" and second[-1].result == "still here"
+
+
+async def test_a_rejection_not_caused_by_the_run_changes_nothing(fake_api, wire_model, tmp_path):
+    fake_api.add(Turn([text("earlier")]), Fault(status=400, message="unrelated"))
+    async with FuxiSDKClient(_options(wire_model, tmp_path)) as client:
+        await client.query("one")
+        [m async for m in client.receive_response()]
+        await client.query("two")
+        failed = [m async for m in client.receive_response()][-1]
+    assert failed.subtype == "error_during_execution" and "unrelated" in failed.errors[0]
+    assert len(fake_api.requests) == 2  # nothing of this run could be repaired: no retry

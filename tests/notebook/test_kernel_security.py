@@ -270,3 +270,18 @@ def test_a_process_left_running_keeps_writing_redacted(fresh, api):
                           and "late-" in m["content"]["text"])  # it still arrives
     assert KEY not in late["content"]["text"]
     assert KEY not in json.dumps(fresh.messages_since(mark), default=str)
+
+
+# -- finding 7: content the API rejects ------------------------------------------------------
+
+def test_a_display_claiming_a_png_it_is_not_does_not_poison_the_conversation(fresh, api):
+    code = ("import base64\nfrom IPython.display import display\n"
+            "display({'image/png': base64.b64encode(b'plain text').decode(),"
+            " 'text/plain': 'a chart'}, raw=True)")
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("Shown.")]),
+            Turn([text("Still fine.")]))
+    first = fresh.run("%%fuxi --allowed-tools Python\ndraw")
+    assert record_of(first)["result"]["subtype"] == "success"
+    second = fresh.run("%%fuxi\nand now?")
+    assert record_of(second)["result"]["subtype"] == "success"
+    assert api.errors == []  # no request the real API would reject was sent
