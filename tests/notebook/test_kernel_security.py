@@ -285,3 +285,28 @@ def test_a_display_claiming_a_png_it_is_not_does_not_poison_the_conversation(fre
     second = fresh.run("%%fuxi\nand now?")
     assert record_of(second)["result"]["subtype"] == "success"
     assert api.errors == []  # no request the real API would reject was sent
+
+
+# -- finding 6: unbounded results ------------------------------------------------------------
+
+def test_a_huge_error_does_not_reach_the_model_whole(fresh, api):
+    api.add(Turn([tool_use("Python", {"code": "raise ValueError('q' * 10_000_000)"})]),
+            Turn([text("It failed.")]), Turn([text("Next cell works.")]))
+    first = fresh.run("%%fuxi --allowed-tools Python\nfail loudly")
+    assert record_of(first)["result"]["subtype"] == "success"
+    assert len(json.dumps(api.requests[1])) < 200_000
+    assert "ValueError" in json.dumps(api.requests[1]["messages"][-1])
+    assert len(json.dumps(first.messages, default=str)) < 1_000_000
+    second = fresh.run("%%fuxi\ngo on")
+    assert record_of(second)["result"]["subtype"] == "success"
+
+
+def test_many_big_displays_do_not_bloat_the_notebook(fresh, api):
+    code = ("from IPython.display import display\n"
+            "for i in range(50):\n    display({'text/plain': str(i) + 'x' * 200_000}, raw=True)")
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("Shown.")]))
+    result = fresh.run("%%fuxi --allowed-tools Python\nshow them")
+    assert result.status == "ok"
+    assert len(json.dumps(result.messages, default=str)) < 6_500_000  # 5 MB cap per call
+    assert "was not shown in the cell" in json.dumps(result.messages, default=str)
+    assert len(json.dumps(api.requests[1])) < 200_000

@@ -1,0 +1,111 @@
+"""The security table: every adversarial case the suite tries, by category, tried / safe.
+
+Each parametrized case of the security tests is one row: an attack (a command, a path, a
+piece of Python the model might run, a hostile notebook) and the evidence that it failed
+(the call asked or was denied, a sentinel file does not exist, the secret is not in the
+saved outputs, the policy was restored). This script runs those tests — unit level and in
+real kernels — and counts them by category, so the README's table is measured, not typed.
+
+Run: .venv/bin/python scripts/security_table.py  (exit status 1 if any case is unsafe)
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The security tests: whole modules, and single tests from modules about other things.
+TARGETS = [
+    "tests/permissions/test_security_cases.py",
+    "tests/permissions/test_declarations.py",
+    "tests/permissions/test_integrity.py",
+    "tests/notebook/test_kernel_security.py",
+    "tests/agent/test_wire.py::test_content_the_api_rejects_is_replaced_and_the_conversation_goes_on",
+    "tests/agent/test_wire.py::test_a_rejection_not_caused_by_the_run_changes_nothing",
+    "tests/tools/test_files.py::test_one_malformed_cell_does_not_hide_the_notebook",
+    "tests/notebook/test_kernel_tools.py::test_notebook_read_marks_a_malformed_cell_and_shows_the_rest",
+    "tests/notebook/test_kernel_magic.py::test_a_secret_named_variable_never_reaches_the_saved_outputs",
+]
+
+#: (category, pattern on "module.function"); the first match decides.
+CATEGORIES = [
+    ("Shell parsing: compound commands, substitutions, wrappers, quoting, controls "
+     "(security.md rows 1-3, 10, 20)", r"test_row(1|2|3|10|20)_"),
+    ("acceptEdits through sed: scripts that run, write or read other files (issue 8, "
+     "finding 1; row 7)", r"_sed(_|\[|$)"),
+    ("Shell: read-only set, exec flags, interpreters, network (rows 5-7, 16, 17, 32)",
+     r"test_row(5|6|7|16|17|32)_|test_(assignments|expansions)"),
+    ("Shell: redirects, cd, critical removals, killing the agent, spawning agents "
+     "(rows 11, 13, 18, 19, 35)", r"test_row(11|13|18|19|35)_"),
+    ("File boundary: siblings, symlinks, protected paths, unsafe strings, read denies "
+     "(rows 21-29)", r"test_row(21|23|25|28|29)_"),
+    ("Allow rules outside the working directories (finding 3)",
+     r"outside|bare_and_star|rules_that_name"),
+    ("Tool declarations: plan mode, modes by kind, Always allow (finding 2)",
+     r"test_declarations|plan_mode"),
+    ("Policy integrity: the agent rewriting its own policy (finding 4)",
+     r"test_integrity|rewrite|reachable|thread_left|switches"),
+    ("Secrets reaching the saved notebook (finding 5)", r"redacted|secret"),
+    ("Unbounded results (finding 6)", r"huge|bloat|flood"),
+    ("Content the API rejects (finding 7)", r"poison|rejects|rejection"),
+    ("Malformed notebooks (finding 8)", r"malformed"),
+]
+
+
+def run_tests(report: Path) -> int:
+    """Run the security tests with a JUnit report; returns pytest's exit status."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               "--no-header", f"--junitxml={report}", *TARGETS]
+    return subprocess.run(command, cwd=ROOT, check=False).returncode
+
+
+def outcomes(report: Path) -> list[tuple[str, bool]]:
+    """(module.function[params], passed) for every case in the report."""
+    cases = []
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        passed = not any(child.tag in ("failure", "error", "skipped") for child in case)
+        cases.append((f"{case.get('classname')}.{case.get('name')}", passed))
+    return cases
+
+
+def table(cases: list[tuple[str, bool]]) -> tuple[list[tuple[str, int, int]], list[str]]:
+    """Rows (category, tried, safe) and the cases no category claims."""
+    counts = {name: [0, 0] for name, _ in CATEGORIES}
+    stray = []
+    for case, passed in cases:
+        category = next((name for name, pattern in CATEGORIES if re.search(pattern, case)),
+                        None)
+        if category is None:
+            stray.append(case)
+            continue
+        counts[category][0] += 1
+        counts[category][1] += passed
+    return [(name, tried, safe) for name, (tried, safe) in counts.items()], stray
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "security.xml"
+        status = run_tests(report)
+        if not report.exists():
+            print(f"pytest did not run (exit status {status})", file=sys.stderr)
+            return 1
+        rows, stray = table(outcomes(report))
+    print("\n| category | cases tried | safe |\n|---|---:|---:|")
+    for name, tried, safe in rows:
+        print(f"| {name} | {tried} | {safe} |")
+    tried, safe = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    print(f"| **all** | **{tried}** | **{safe}** |")
+    if stray:
+        print(f"\n{len(stray)} case(s) in no category (add a pattern): {', '.join(stray[:5])}")
+    return 0 if tried == safe and tried > 0 and not stray else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
