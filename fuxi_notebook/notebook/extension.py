@@ -209,11 +209,15 @@ def _session_summary(agent: Any) -> str:
 
 
 #: What the first `%%fuxi` cell needs, imported in the background once the extension is
-#: loaded, so that `%load_ext` stays instant and the first cell does not pay for it.
+#: loaded, so that `%load_ext` stays instant and the first cell does not pay for it. In
+#: the order a cell needs them: the cell and the model client first (with the HTTP stack
+#: the first request imports), then what tool calls, replays and cards need.
 PRELOAD = ("fuxi_notebook.notebook.controller", "fuxi_notebook.notebook.kernel_tools",
-           "fuxi_notebook.notebook.live_cell", "fuxi_notebook.notebook.replay_run",
-           "fuxi_notebook.notebook.approval_widgets", "fuxi_notebook.models.replay",
-           "fuxi_notebook.permissions.shell_parse", "jsonschema", "anthropic", "httpx2")
+           "fuxi_notebook.notebook.live_cell", "anthropic", "httpx2", "httpcore2", "h11",
+           "anyio._backends._asyncio", "anyio.streams.tls", "truststore",
+           "opentelemetry.propagate", "fuxi_notebook.permissions.shell_parse",
+           "fuxi_notebook.models.replay", "fuxi_notebook.notebook.replay_run",
+           "fuxi_notebook.notebook.approval_widgets")
 
 
 def _preload() -> None:

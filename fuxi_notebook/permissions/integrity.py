@@ -87,7 +87,8 @@ def _code_entries() -> list[tuple[Any, str, Any]]:
         for attr, value in list(vars(module).items()):
             entries.append((module, attr, value))
             if isinstance(value, type) and value.__module__ == name:
-                entries.extend((value, cattr, cvalue) for cattr, cvalue in vars(value).items())
+                entries.extend((value, cattr, cvalue)
+                               for cattr, cvalue in list(vars(value).items()))
     return entries
 
 

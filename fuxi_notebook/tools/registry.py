@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from . import schema_check
 from .base import Tool
 
 __all__ = ["ToolRegistry"]
@@ -41,16 +42,26 @@ class ToolRegistry:
         """A readable message if `tool_input` does not match the tool's schema, else None."""
         validator = self._validators.get(name)
         if validator is None:
-            import jsonschema  # lazy: costs ~0.1 s to import
-
-            tool = self._tools[name]
-            validator = jsonschema.Draft202012Validator(tool.input_schema)
-            self._validators[name] = validator
-        errors = sorted(validator.iter_errors(tool_input), key=lambda e: list(e.path))
-        if not errors:
+            validator = self._validators[name] = _validator(self._tools[name].input_schema)
+        found = validator(tool_input)
+        if not found:
             return None
-        lines = []
-        for error in errors[:5]:
-            where = ".".join(str(p) for p in error.absolute_path) or "input"
-            lines.append(f"- {where}: {error.message}")
+        lines = [f"- {where or 'input'}: {message}" for where, message in found[:5]]
         return f"Invalid input for tool {name!r}:\n" + "\n".join(lines)
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """`input -> [(where, message)]`: our fast checker for the subset every built-in tool
+    uses, `jsonschema` (slow to import) for anything else."""
+    if schema_check.supported(schema):
+        return lambda tool_input: schema_check.problems(schema, tool_input)
+    import jsonschema
+
+    checker = jsonschema.Draft202012Validator(schema)
+
+    def check(tool_input: dict[str, Any]) -> list[tuple[str, str]]:
+        errors = sorted(checker.iter_errors(tool_input), key=lambda e: list(e.path))
+        return [(".".join(str(p) for p in error.absolute_path), error.message)
+                for error in errors]
+
+    return check
