@@ -27,10 +27,12 @@ from ..errors import ConfigurationError
 from ..options import PermissionRuleValue
 from .paths import CASE_INSENSITIVE
 
-__all__ = ["PATH_TOOLS", "Behavior", "PathPattern", "Rule", "parse_rule", "parse_rules"]
+__all__ = ["PATH_RULES", "Behavior", "PathPattern", "Rule", "parse_rule", "parse_rules"]
 
 Behavior = Literal["allow", "deny", "ask"]
-PATH_TOOLS = frozenset({"Read", "Edit", "Write", "Glob", "Grep", "NotebookEdit"})
+#: The rule language's path rules (not a classification of tools: a `Read(...)` rule covers
+#: every read any tool declares, an `Edit(...)` rule every write; see judge.py).
+PATH_RULES = frozenset({"Read", "Edit", "Write", "Glob", "Grep"})
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_\-*]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 _MCP = re.compile(r"^mcp__(?P<server>[A-Za-z0-9_\-]+?)(?:__(?P<tool>[A-Za-z0-9_\-*]+))?$")
 _PARAM_RULE = re.compile(r"^(command|timeout|description|run_in_background|file_path|url):")
@@ -176,14 +178,14 @@ def _with_specifier(rule: Rule, spec: str, cwd: Path, root: Path) -> Rule:
                 f"permission rule {text!r}: parameter rules are not supported; write the "
                 "command pattern itself, e.g. 'Bash(rm *)'")
         return replace(rule, bash=_bash_pattern(spec))
-    if tool in PATH_TOOLS:
+    if tool in PATH_RULES:
         return replace(rule, path=_path_pattern(text, spec, rule.behavior, cwd, root))
     if tool == "WebFetch":
         domain = _domain_pattern(text, spec)
         return replace(rule, domain=domain, specifier=None if domain is None else spec)
     raise ConfigurationError(
         f"permission rule {text!r}: {tool} does not take a specifier; use the bare name "
-        f"{tool!r} (specifiers work for Bash, {', '.join(sorted(PATH_TOOLS))} and WebFetch)")
+        f"{tool!r} (specifiers work for Bash, {', '.join(sorted(PATH_RULES))} and WebFetch)")
 
 
 def parse_rules(values: list[str] | None, behavior: Behavior, *, cwd: Path,
