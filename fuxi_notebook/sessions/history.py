@@ -107,24 +107,19 @@ def _only_results(content: str | list[dict[str, Any]]) -> bool:
 
 def check_history(history: list[dict[str, Any]],
                   pending: Sequence[Mapping[str, Any]] = ()) -> str | None:
-    """What the Messages API would reject in `history` (plus results still owed), or None."""
-    if history and history[0]["role"] != "user":
-        return "the first message is not from the user"
-    for index, message in enumerate(history):
-        if index and message["role"] == history[index - 1]["role"]:
-            return f"messages {index - 1} and {index} are both from the {message['role']}"
-        if message["role"] != "assistant":
-            continue
-        calls = [b.get("id") for b in _blocks(message["content"]) if b.get("type") == "tool_use"]
-        if not all(isinstance(c, str) and c for c in calls):
-            return f"message {index} has a tool call without an id"
-        answer = history[index + 1]["content"] if index + 1 < len(history) else list(pending)
-        answered = [b.get("tool_use_id") for b in _blocks(answer)
-                    if b.get("type") == "tool_result"]
-        if sorted(answered) != sorted(calls):
-            return (f"the tool calls of message {index} ({', '.join(calls) or 'none'}) are "
-                    f"not answered exactly once by the next message")
-    return None
+    """What the Messages API would reject when this conversation goes on (the history, the
+    results still owed, then a next prompt), or None. The same check as the offline API's
+    (`models/wire_check.py`), so a rebuilt conversation is valid by the API's own rules."""
+    from ..models.wire_check import request_problem
+
+    probe = {"type": "text", "text": "(the next prompt)"}
+    messages = list(history)
+    if pending:
+        messages.append({"role": "user", "content": [*pending, probe]})
+    elif not messages or messages[-1].get("role") == "assistant":
+        messages.append({"role": "user", "content": [probe]})
+    problem = request_problem({"messages": messages}, size=0)
+    return problem[1] if problem is not None else None
 
 
 def images_in_outputs(outputs: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:

@@ -69,12 +69,17 @@ def test_a_tampered_chain_is_a_clear_error_not_an_invalid_request():
                                   {"role": "assistant", "content": [_call("t1")]},
                                   {"role": "user", "content": [_result("t9")]},
                                   {"role": "assistant", "content": "x"}])
-    with pytest.raises(ConfigurationError, match="not answered exactly once"):
+    with pytest.raises(ConfigurationError, match="without `tool_result`"):
         join_records([broken])
-    assert "both from the assistant" in check_history(
+    assert "roles must alternate" in check_history(
         [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
          {"role": "assistant", "content": "c"}])
-    assert "first message" in check_history([{"role": "assistant", "content": "b"}])
+    assert "first message must use the 'user' role" in check_history(
+        [{"role": "assistant", "content": "b"}])
+    # a call without an id, and one owed a result that never came
+    assert "without `tool_result`" in check_history(
+        [{"role": "user", "content": "a"},
+         {"role": "assistant", "content": [{"type": "tool_use", "name": "x", "input": {}}]}])
 
 
 def test_a_shown_figure_is_stored_once_and_restored_from_the_outputs():
