@@ -143,6 +143,9 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     assert tool is not None
     started = time.monotonic()
     error: str | None = None
+    runs_code = session.kind(call["name"]) == "execute"
+    if runs_code:
+        session.guard.arm()  # from now on the package's code is watched too
     try:
         output = await tool.run(tool_input, session.tool_ctx)
     except ToolError as failure:
@@ -150,8 +153,7 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     except Exception as failure:  # F11: a tool bug must not end the run
         error = f"{tool.name} failed: {type(failure).__name__}: {failure}"
     finally:  # code the model wrote may have run in this process: the policy must be intact
-        tampered = _tampered(run, call["name"]) if session.kind(
-            call["name"]) == "execute" else None
+        tampered = _tampered(run, call["name"]) if runs_code else None
     if tampered is not None:
         error = tampered
     if error is not None:

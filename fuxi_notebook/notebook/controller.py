@@ -81,6 +81,8 @@ class NotebookAgent:
                         Watched(self, "session", "identity", label="the current session")):
             session.guard.watched.append(watched)
         session.guard.reseal()
+        # the kernel's code is watched across cells: the previous cell's seal carries over
+        session.guard.arm(self.session.guard.code if self.session is not None else None)
 
     def reseal(self) -> None:
         """The policy as it stands is legitimate (`%fuxi config` / `reset` changed it)."""

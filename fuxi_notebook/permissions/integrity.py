@@ -8,7 +8,9 @@ sandbox against that. What we can promise is that the policy does not change *si
   notebook's defaults, rules granted along the conversation — whatever was `watch`ed),
   compared by value or by identity;
 - the package's code: every attribute of every loaded `fuxi_notebook` module and of the
-  classes defined there (a replaced method, a rebound function, a tool's re-declared kind).
+  classes defined there (a replaced method, a rebound function, a tool's re-declared kind),
+  watched from the first call of a tool that runs code (`arm`; the seal costs ~2 ms, so
+  sessions that never run code do not pay it).
 
 The baseline moves only on the approval path (`reseal()` after the engine applies an
 update, when a session starts, after the user's `%fuxi config` / `reset` and when a cell
@@ -24,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["PolicyGuard", "PolicySeal", "Watched"]
+__all__ = ["CodeSeal", "PolicyGuard", "PolicySeal", "Watched"]
 
 #: value: compared (and restored) as a deep copy; shallow: a shallow copy (its items are
 #: immutable or compared by identity); identity: the same object must be there
@@ -107,23 +109,43 @@ def _describe(owner: Any, name: str) -> str:
     return f"{where}.{name}"
 
 
+class CodeSeal:
+    """The package's code as it was (module and class attributes, by identity). Code never
+    changes legitimately, so one seal serves a whole kernel session; taking it costs ~2 ms,
+    so a guard takes it only when code the model wrote is about to run (`arm`)."""
+
+    def __init__(self) -> None:
+        self._entries = _code_entries()
+
+    def breaches(self) -> list[str]:
+        return [f"{_describe(owner, name)} was replaced" for owner, name, original
+                in self._entries if _current(owner, name) is not original]
+
+    def restore(self) -> None:
+        for owner, name, original in self._entries:
+            if _current(owner, name) is original:
+                continue
+            if owner is sys.modules:
+                sys.modules[name] = original
+            elif isinstance(owner, type):
+                type.__setattr__(owner, name, original)
+            else:
+                setattr(owner, name, original)
+
+
 class PolicySeal:
-    """A snapshot of the policy; `breaches()` says what changed, `restore()` undoes it."""
+    """A snapshot of the policy's state; `breaches()` says what changed, `restore()`
+    undoes it."""
 
     def __init__(self, watched: list[Watched]) -> None:
         self._values = [_Value(w, getattr(w.owner, w.attr, _MISSING),
                                _copy(w.how, getattr(w.owner, w.attr, _MISSING)))
                         for w in watched]
-        self._code = _code_entries()
 
     def breaches(self) -> list[str]:
         """What changed since the seal, one line each (empty: intact)."""
-        found = [f"{value.watched.name} was changed" for value in self._values
-                 if self._changed(value)]
-        for owner, name, original in self._code:
-            if _current(owner, name) is not original:
-                found.append(f"{_describe(owner, name)} was replaced")
-        return found
+        return [f"{value.watched.name} was changed" for value in self._values
+                if self._changed(value)]
 
     @staticmethod
     def _changed(value: _Value) -> bool:
@@ -134,14 +156,6 @@ class PolicySeal:
     def restore(self) -> None:
         """Put back what changed (an immutable value comes back as an equal copy: take a
         new seal afterwards)."""
-        for owner, name, original in self._code:
-            if _current(owner, name) is original:
-                continue
-            if owner is sys.modules:
-                sys.modules[name] = original
-            else:
-                type.__setattr__(owner, name, original) if isinstance(owner, type) else \
-                    setattr(owner, name, original)
         for value in self._values:
             watched = value.watched
             if value.original is _MISSING or not self._changed(value):
@@ -165,12 +179,19 @@ class PolicyGuard:
     def __init__(self, watched: list[Watched] | None = None) -> None:
         self.watched: list[Watched] = list(watched or [])
         self.baseline = PolicySeal(self.watched)
+        self.code: CodeSeal | None = None
 
     def watch(self, owner: Any, attr: str, how: How = "value", label: str = "") -> None:
         """Add `owner.attr` to the policy (the notebook adds its defaults, ...) and take
         the baseline again."""
         self.watched.append(Watched(owner, attr, how, label))
         self.reseal()
+
+    def arm(self, code: CodeSeal | None = None) -> None:
+        """Watch the package's code from now on (`code`: a seal taken earlier in this
+        process, e.g. by the previous cell's guard, so no gap opens between the two)."""
+        if self.code is None:
+            self.code = code or CodeSeal()
 
     def reseal(self) -> None:
         """The policy as it stands is legitimate (it changed on the approval path)."""
@@ -179,7 +200,11 @@ class PolicyGuard:
     def check(self) -> list[str]:
         """What changed since the baseline (restored before returning); [] if intact."""
         breaches = self.baseline.breaches()
+        if self.code is not None:
+            breaches += self.code.breaches()
         if breaches:
+            if self.code is not None:
+                self.code.restore()
             self.baseline.restore()
             self.reseal()
         return breaches
