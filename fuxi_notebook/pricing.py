@@ -3,8 +3,9 @@
 Source: the public per-model pricing (USD per million tokens) as collected on 2026-10-31
 (official pricing page and model pages; Haiku 5.5 bands from third-party trackers of
 October 2026). Columns: input, 5-minute cache write, 1-hour cache write, cache read,
-output. Costs are client-side estimates, not billing data. Unknown models are priced as
-the default model family and flagged by `is_known_model`.
+output. Costs are client-side estimates, not billing data. A model the table does not
+know has no price (`cost_usd` returns None, shown as "price unknown"): a guess from
+another family's price would read like a bill.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PRICES", "PRICES_SOURCE_DATE", "Price", "cost_usd", "is_known_model", "price_for"]
+__all__ = ["PRICES", "PRICES_SOURCE_DATE", "PRICE_UNKNOWN", "Price", "cost_usd", "format_cost",
+           "is_known_model", "models_table", "price_for"]
 
 PRICES_SOURCE_DATE = "2026-10-31"
+
+#: What a cost is shown as when a model's price is not in the table.
+PRICE_UNKNOWN = "price unknown"
 
 
 @dataclass(frozen=True)
@@ -57,31 +62,38 @@ PRICES: dict[str, Price] = {
     "claude-haiku-5-5": Price(0.10, 0.125, 0.20, 0.01, 0.50),
     "claude-haiku-4-5": Price(1, 1.25, 2, 0.10, 5),
 }
+_HAIKU_5_5 = "claude-haiku-5-5"
 _HAIKU_5_5_LARGE = Price(0.50, 0.625, 1.00, 0.05, 2.50)
 _HAIKU_5_5_BAND = 100_000
-_FALLBACK = _SONNET_5
+#: What may follow a family prefix: nothing, a date or suffix (`-20251001`), or a
+#: Vertex-style version (`@20250805`); `claude-opus-45` is not `claude-opus-4`.
+_SUFFIX_STARTS = ("-", "@")
 
 
 def _family(model: str) -> str | None:
-    matches = [prefix for prefix in PRICES if model.startswith(prefix)]
+    matches = [prefix for prefix in PRICES if model == prefix
+               or (model.startswith(prefix) and model[len(prefix)] in _SUFFIX_STARTS)]
     return max(matches, key=len) if matches else None
 
 
 def is_known_model(model: str) -> bool:
-    """Whether the price table has an entry for `model`."""
+    """Whether the price table has an entry for `model` (an id or its dated form)."""
     return _family(model) is not None
 
 
-def price_for(model: str, prompt_tokens: int = 0) -> Price:
-    """The price of `model`; Haiku 5.5 prompts over 100k tokens use the upper band."""
+def price_for(model: str, prompt_tokens: int = 0) -> Price | None:
+    """The price of `model`, None if unknown; Haiku 5.5 prompts over 100k tokens use the
+    upper band."""
     family = _family(model)
-    if family == "claude-haiku-5-5" and prompt_tokens > _HAIKU_5_5_BAND:
+    if family is None:
+        return None
+    if family == _HAIKU_5_5 and prompt_tokens > _HAIKU_5_5_BAND:
         return _HAIKU_5_5_LARGE
-    return PRICES[family] if family else _FALLBACK
+    return PRICES[family]
 
 
-def cost_usd(model: str, usage: dict[str, Any]) -> float:
-    """The estimated cost of one response's usage.
+def cost_usd(model: str, usage: dict[str, Any]) -> float | None:
+    """The estimated cost of one response's usage; None when `model` has no known price.
 
     Cache writes are split by TTL when the API reports `cache_creation`; otherwise all of
     `cache_creation_input_tokens` is priced at the 5-minute rate.
@@ -94,6 +106,8 @@ def cost_usd(model: str, usage: dict[str, Any]) -> float:
     written_1h = split.get("ephemeral_1h_input_tokens") or 0
     written_5m = split.get("ephemeral_5m_input_tokens", written - written_1h) or 0
     price = price_for(model, prompt_tokens=fresh + written + read)
+    if price is None:
+        return None
     total = (
         fresh * price.input
         + written_5m * price.write_5m
@@ -102,3 +116,40 @@ def cost_usd(model: str, usage: dict[str, Any]) -> float:
         + output * price.output
     )
     return total / 1_000_000
+
+
+def format_cost(cost: float | None) -> str:
+    """`$0.0123`, or "price unknown" when the cost is None (never a made-up `$0`)."""
+    return PRICE_UNKNOWN if cost is None else f"${cost:.4f}"
+
+
+def _dollars(per_million: float) -> str:
+    return f"${per_million:.2f}" if round(per_million, 2) == per_million else f"${per_million:g}"
+
+
+def _default_mark(family: str, default_model: str) -> str:
+    if default_model == family:
+        return "yes"
+    return f"yes (as `{default_model}`)" if _family(default_model) == family else ""
+
+
+def models_table(default_model: str) -> str:
+    """The known models and their prices as a markdown table (also readable as plain
+    text), marking `default_model`; notes say how unknown models are shown."""
+    rows = ["| model | input | output | cache read | cache write 5m | cache write 1h | default |",
+            "|---|---|---|---|---|---|---|"]
+    for model, price in PRICES.items():
+        cells = [_dollars(v) for v in (price.input, price.output, price.read, price.write_5m,
+                                       price.write_1h)]
+        rows.append(f"| {model} | {' | '.join(cells)} | {_default_mark(model, default_model)} |")
+    large = _HAIKU_5_5_LARGE
+    notes = [f"USD per million tokens, as of {PRICES_SOURCE_DATE}; dated ids (e.g. "
+             "`claude-haiku-4-5-20251001`) use their family's price. Estimates, not billing.",
+             f"{_HAIKU_5_5}: prompts over {_HAIKU_5_5_BAND:,} tokens cost {_dollars(large.input)}"
+             f" input / {_dollars(large.output)} output / {_dollars(large.read)} cache read / "
+             f"{_dollars(large.write_5m)} and {_dollars(large.write_1h)} cache writes.",
+             f"Other models run, but their cost shows as \"{PRICE_UNKNOWN}\" (tokens only)."]
+    if not is_known_model(default_model):
+        notes.insert(0, f"The default model `{default_model}` is not in this table: its cost "
+                        f"shows as \"{PRICE_UNKNOWN}\".")
+    return "\n".join(rows) + "\n\n" + "\n\n".join(notes)

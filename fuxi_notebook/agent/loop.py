@@ -24,7 +24,12 @@ from ..types import (
 from .repair import REPAIR_STEPS, repair_added_content
 from .run import Run
 from .session import reminder
-from .tool_calls import execute_tool_calls, informational, not_executed
+from .tool_calls import (
+    execute_tool_calls,
+    informational,
+    interrupted_results,
+    not_executed,
+)
 
 __all__ = ["run_prompt"]
 
@@ -174,8 +179,8 @@ async def _run_tools(run: Run, calls: list[dict[str, Any]]) -> AsyncIterator[Mes
     except (asyncio.CancelledError, GeneratorExit):
         done = {r["tool_use_id"] for r in results}
         missing = [c for c in calls if c["id"] not in done]
-        run.session.add_tool_results(
-            results + not_executed(missing, "interrupted by the user"), send_now=False)
+        run.session.add_tool_results(results + interrupted_results(run, missing),
+                                     send_now=False)
         raise
     ended = run.stopped is not None or run.interrupted
     blocks = results + [reminder(text) for text in context]
@@ -196,22 +201,58 @@ async def _stream_response(run: Run, holder: list[ModelResponse]) -> AsyncIterat
     session = run.session
     partial = session.options.include_partial_messages
     message_id, model, usage = None, session.model_name, None
-    async for item in session.model.stream(_request(run)):
-        if isinstance(item, RawEvent):
-            if item.event.get("type") == "message_start":
-                start = item.event["message"]
-                message_id, usage = start.get("id"), start.get("usage")
-                model = start.get("model") or model
-            if partial:
-                yield StreamEvent(uuid=new_uuid(), session_id=session.id, event=item.event)
-        elif isinstance(item, BlockDone):
-            block = block_from_wire(item.block)
-            if block is not None:
-                yield AssistantMessage(content=[block], model=model, message_id=message_id,
-                                       usage=usage, session_id=session.id, uuid=new_uuid())
-        else:
-            _record(run, item)
-            holder.append(item)
+    texts: dict[int, str] = {}  # text shown so far, by block index (kept on interrupt)
+    try:
+        async for item in session.model.stream(_request(run)):
+            if isinstance(item, RawEvent):
+                _follow_text(texts, item.event)
+                if item.event.get("type") == "message_start":
+                    start = item.event["message"]
+                    message_id, usage = start.get("id"), start.get("usage")
+                    model = start.get("model") or model
+                if partial:
+                    yield StreamEvent(uuid=new_uuid(), session_id=session.id, event=item.event)
+            elif isinstance(item, BlockDone):
+                block = block_from_wire(item.block)
+                if block is not None:
+                    yield AssistantMessage(content=[block], model=model,
+                                           message_id=message_id, usage=usage,
+                                           session_id=session.id, uuid=new_uuid())
+            else:
+                _record(run, item)
+                holder.append(item)
+    except (asyncio.CancelledError, GeneratorExit):
+        if not holder:
+            _keep_cut_off_text(run, texts, model, usage)
+        raise
+
+
+def _follow_text(texts: dict[int, str], event: dict[str, Any]) -> None:
+    kind = event.get("type")
+    if kind == "message_start":
+        texts.clear()
+    elif kind == "content_block_start" and event.get("content_block", {}).get("type") == "text":
+        texts[event["index"]] = event["content_block"].get("text", "")
+    elif kind == "content_block_delta" and event.get("index") in texts:
+        texts[event["index"]] += event.get("delta", {}).get("text", "") or ""
+
+
+_CUT_OFF = "\n\n[cut off: the user interrupted the response here]"
+
+
+def _keep_cut_off_text(run: Run, texts: dict[int, str], model: str,
+                       usage: dict[str, Any] | None) -> None:
+    """An interrupt mid-response: the text the user already saw stays in the conversation
+    (and the record), marked as cut off, and counts as a turn. Tool calls in it were never
+    run and are dropped, so the history stays valid."""
+    shown = [texts[index] for index in sorted(texts) if texts[index].strip()]
+    if not shown:
+        return
+    shown[-1] += _CUT_OFF
+    run.num_turns += 1
+    if usage:
+        run.session.usage.add(model, usage)
+    run.session.add_assistant([{"type": "text", "text": text} for text in shown])
 
 
 def _record(run: Run, response: ModelResponse) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,7 +11,7 @@ from ..types import ResultMessage, new_uuid
 from .session import Session
 from .usage import UsageTotals
 
-__all__ = ["Run"]
+__all__ = ["Run", "canonical_input"]
 
 _ERROR_TEXT = {
     "error_max_turns": "Reached maximum number of turns ({max_turns})",
@@ -26,11 +27,14 @@ class Run:
         num_turns: model responses received in this run.
         tool_turns: responses whose tool calls were executed (what `max_turns` counts).
         interrupted: a denial with `interrupt=True` ended the run.
-        stopped: why a hook (`continue: false`) or a security check stopped the run.
+        stopped: why a hook (`continue: false`), a security check or a denied call the
+            model kept requesting stopped the run.
         stopped_by: the result's terminal reason when `stopped` is set.
         stop_hook_active: a Stop hook already made the agent continue once.
         history_start: where this run's messages begin in the history.
         repairs: the repair steps already tried on rejected content (see repair.py).
+        denied_calls: for each denied call (tool name, canonical input), the tool turns
+            (responses) that requested it: how often the model asked again after a denial.
     """
 
     session: Session
@@ -48,10 +52,21 @@ class Run:
     usage_at_start: UsageTotals = field(init=False)
     history_start: int = field(init=False)
     repairs: int = 0
+    #: tool_use id -> (monotonic start, output so far) of calls that began executing
+    calls_started: dict[str, tuple[float, str]] = field(default_factory=dict)
+    denied_calls: dict[tuple[str, str], set[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.usage_at_start = self.session.usage.snapshot()
         self.history_start = len(self.session.history)
+
+    def denied_again(self, tool_name: str, tool_input: Any) -> int:
+        """Note a denial of this exact call; return in how many responses of this run the
+        model has requested it. Copies within one response count once: the model had not
+        seen the denial yet when it wrote them."""
+        turns = self.denied_calls.setdefault((tool_name, canonical_input(tool_input)), set())
+        turns.add(self.tool_turns)
+        return len(turns)
 
     def result(self, subtype: str, *, text: str | None = None, errors: list[str] | None = None,
                terminal_reason: str | None = None) -> ResultMessage:
@@ -69,7 +84,7 @@ class Run:
             num_turns=self.num_turns,
             session_id=session.id,
             stop_reason=self.stop_reason,
-            total_cost_usd=session.usage.cost_usd,
+            total_cost_usd=session.usage.total_cost_usd,
             usage=session.usage.since(self.usage_at_start),
             result=text if not is_error else None,
             model_usage=session.usage.model_usage(),
@@ -78,3 +93,10 @@ class Run:
             uuid=new_uuid(),
             terminal_reason=terminal_reason or ("completed" if not is_error else None),
         )
+
+
+def canonical_input(tool_input: Any) -> str:
+    """The input as canonical JSON, so that key order or spacing never makes two requests
+    of the same call look different."""
+    return json.dumps(tool_input, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)

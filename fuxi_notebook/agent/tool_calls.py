@@ -4,6 +4,7 @@ Every call gets exactly one result, in the model's order: unknown tools, invalid
 schema mismatches, denials and tool failures all become `is_error` results the model
 can read. Consecutive calls of `read` tools run concurrently; any other call runs alone.
 PostToolUse / PostToolUseFailure hooks see each outcome and may add context for the model.
+A denied call the model requests again gets a firmer answer, and then ends the run.
 """
 
 from __future__ import annotations
@@ -23,11 +24,22 @@ from ..types import (
     block_to_wire,
     new_uuid,
 )
-from .run import Run
+from .run import Run, canonical_input
 
-__all__ = ["CallOutcome", "execute_tool_calls", "informational", "not_executed"]
+__all__ = ["FIRM_DENIAL_AT", "STOP_DENIAL_AT", "CallOutcome", "execute_tool_calls",
+           "informational", "interrupted_results", "not_executed"]
 
 _RAW_INPUT_PREVIEW = 2000
+
+# A model that does not accept a denial tends to request the very same call again, turn
+# after turn; headless, nobody is there to approve it, so the run went on until max_turns
+# or the budget (issue 9: 119 turns). The answer cannot change within a run, so: the second
+# request of a denied call (same tool, same input) gets a firmer message, which models
+# usually heed; a third, after that message, ends the run, as more turns only cost money.
+FIRM_DENIAL_AT = 2
+STOP_DENIAL_AT = 3
+_SUMMARY_KEYS = ("command", "file_path", "path", "pattern", "code")
+_SUMMARY_CHARS = 80
 
 
 @dataclass
@@ -42,6 +54,24 @@ class CallOutcome:
 def not_executed(calls: list[dict[str, Any]], reason: str) -> list[dict[str, Any]]:
     """Error results for calls that will never run, so the history stays valid."""
     return [_error(call["id"], f"Not executed: {reason}.") for call in calls]
+
+
+def interrupted_results(run: Run, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Results for calls an interrupt cut short: one that had started is not "not
+    executed" (it may have changed things), and it reports its output so far."""
+    results = []
+    for call in calls:
+        started = run.calls_started.get(call["id"])
+        if started is None:
+            results.extend(not_executed([call], "interrupted by the user"))
+            continue
+        seconds = time.monotonic() - started[0]
+        text = (f"Interrupted by the user after {seconds:.1f} s. The call had started, so "
+                "its effects may be partial (variables set, files written, processes run).")
+        if started[1]:
+            text += f"\n\nOutput so far:\n{started[1]}"
+        results.append(_error(call["id"], text))
+    return results
 
 
 def informational(text: str) -> SystemMessage:
@@ -124,7 +154,9 @@ async def _call(run: Run, call: dict[str, Any]) -> CallOutcome:
     if decision.behavior == "deny":
         run.denials.append({"tool_name": name, "tool_use_id": tool_id, "tool_input": tool_input})
         run.interrupted = run.interrupted or decision.interrupt
-        return CallOutcome(_error(tool_id, decision.message), decision.context, decision.banners)
+        message = decision.message if decision.interrupt else _denied(run, name, tool_input,
+                                                                      decision.message)
+        return CallOutcome(_error(tool_id, message), decision.context, decision.banners)
     if decision.updated_input is not None:
         tool_input = decision.updated_input
         problem = session.registry.validate(name, tool_input)
@@ -137,6 +169,33 @@ async def _call(run: Run, call: dict[str, Any]) -> CallOutcome:
     return outcome
 
 
+def _denied(run: Run, name: str, tool_input: dict[str, Any], message: str) -> str:
+    """The denial's text for the model: as decided the first time, firmer when the model
+    asks again for the same call, and at `STOP_DENIAL_AT` the run is stopped too (the loop
+    ends it once this response's calls are answered)."""
+    times = run.denied_again(name, tool_input)
+    call = f"{name}: {_input_summary(tool_input)}"
+    if times >= STOP_DENIAL_AT:
+        stop = f"Stopped: the model requested the same denied call {times} times ({call})"
+        if run.stopped is None:
+            run.stopped, run.stopped_by = stop, "repeated_denial"
+        return f"{message}\n\n{stop}."
+    if times >= FIRM_DENIAL_AT:
+        return (f"This exact call ({call}) was already denied, and it will be denied again "
+                "however often it is requested. Do not request it again. Either do something "
+                "else that does not need it, or finish now and tell the user what you need "
+                f"(for example, which permission to grant) to go on.\n\nThe denial: {message}")
+    return message
+
+
+def _input_summary(tool_input: dict[str, Any]) -> str:
+    """The most telling part of a call's input on one line, to name the call in a message."""
+    value = next((tool_input[k] for k in _SUMMARY_KEYS if isinstance(tool_input.get(k), str)),
+                 None)
+    text = " ".join((value if value is not None else canonical_input(tool_input)).split())
+    return text if len(text) <= _SUMMARY_CHARS else text[:_SUMMARY_CHARS - 1] + "…"
+
+
 async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -> CallOutcome:
     session = run.session
     tool = session.registry.get(call["name"])
@@ -146,8 +205,12 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     runs_code = session.kind(call["name"]) == "execute"
     if runs_code:
         session.guard.arm()  # from now on the package's code is watched too
+    run.calls_started[call["id"]] = (started, "")
     try:
         output = await tool.run(tool_input, session.tool_ctx)
+    except asyncio.CancelledError as stop:  # it started: the interrupt may leave effects
+        run.calls_started[call["id"]] = (started, str(getattr(stop, "partial_output", "") or ""))
+        raise
     except ToolError as failure:
         error = str(failure)
     except Exception as failure:  # F11: a tool bug must not end the run

@@ -1,4 +1,9 @@
-"""Token usage and cost, accumulated per model across the responses of a session."""
+"""Token usage and cost, accumulated per model across the responses of a session.
+
+A response from a model without a known price (see `pricing.is_known_model`) adds its
+tokens but no cost: the session's total cost is then unknown (`total_cost_usd` is None)
+rather than a guess.
+"""
 
 from __future__ import annotations
 
@@ -21,35 +26,66 @@ def _empty() -> dict[str, int]:
     return dict.fromkeys(_TOKEN_KEYS, 0)
 
 
+def _plus(total: float | None, cost: float | None) -> float | None:
+    """A sum that stays unknown once one part is unknown."""
+    return None if total is None or cost is None else total + cost
+
+
 @dataclass
 class UsageTotals:
     """Running token counts and cost.
 
     Attributes:
         tokens: summed token counts over every response.
-        by_model: per model id, token counts plus `costUSD`.
-        cost_usd: the estimated total cost.
+        by_model: per model id, token counts plus `costUSD` (None for a model without a
+            known price).
+        cost_usd: the estimated cost of the responses with a known price: what a budget can
+            count. It is the whole cost only while `unpriced_responses` is 0; see
+            `total_cost_usd`.
+        unpriced_responses: how many responses came from a model without a known price.
     """
 
     tokens: dict[str, int] = field(default_factory=_empty)
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
     cost_usd: float = 0.0
+    unpriced_responses: int = 0
 
-    def add(self, model: str, usage: dict[str, Any]) -> float:
-        """Add one response's usage; returns its cost."""
+    @property
+    def total_cost_usd(self) -> float | None:
+        """The estimated total cost; None once any response's price is unknown, so that a
+        partial sum is never shown as the cost."""
+        return None if self.unpriced_responses else self.cost_usd
+
+    @property
+    def unpriced_models(self) -> list[str]:
+        """The model ids that answered but have no known price."""
+        return [model for model, entry in self.by_model.items() if entry["costUSD"] is None]
+
+    def add(self, model: str, usage: dict[str, Any]) -> float | None:
+        """Add one response's usage; returns its cost (None if the price is unknown)."""
         cost = cost_usd(model, usage)
         entry = self.by_model.setdefault(model, {**_empty(), "costUSD": 0.0})
         for key in _TOKEN_KEYS:
             count = int(usage.get(key) or 0)
             self.tokens[key] += count
             entry[key] += count
-        entry["costUSD"] += cost
-        self.cost_usd += cost
+        entry["costUSD"] = _plus(entry["costUSD"], cost)
+        if cost is None:
+            self.unpriced_responses += 1
+        else:
+            self.cost_usd += cost
         return cost
 
     def since(self, earlier: UsageTotals) -> dict[str, int]:
         """Token counts added after the snapshot `earlier`."""
         return {key: self.tokens[key] - earlier.tokens[key] for key in _TOKEN_KEYS}
+
+    def cost_since(self, earlier: UsageTotals) -> float | None:
+        """The cost added after the snapshot `earlier`; None if a response since then has
+        no known price."""
+        if self.unpriced_responses > earlier.unpriced_responses:
+            return None
+        return self.cost_usd - earlier.cost_usd
 
     def snapshot(self) -> UsageTotals:
         """A copy to diff against later."""
@@ -57,10 +93,12 @@ class UsageTotals:
             tokens=dict(self.tokens),
             by_model={model: dict(entry) for model, entry in self.by_model.items()},
             cost_usd=self.cost_usd,
+            unpriced_responses=self.unpriced_responses,
         )
 
     def model_usage(self) -> dict[str, dict[str, Any]]:
-        """Per-model usage in the comparable SDK's camelCase shape."""
+        """Per-model usage in the comparable SDK's camelCase shape (`costUSD` is None for a
+        model without a known price)."""
         return {
             model: {
                 "inputTokens": entry["input_tokens"],

@@ -20,11 +20,20 @@ from typing import Any
 from ..types import ResultMessage
 from .published import PublishedOutputs
 
-__all__ = ["TICK_SECONDS", "FinalOutputs", "FuxiRun", "note_bundle", "secrets", "ticking",
-           "with_notes"]
+__all__ = ["TICK_SECONDS", "CellStopped", "FinalOutputs", "FuxiRun", "note_bundle", "secrets",
+           "ticking", "with_notes"]
 
 TICK_SECONDS = 0.1  # keeps the loop waking so "Interrupt kernel" lands promptly (ipykernel#881)
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+class CellStopped(KeyboardInterrupt):
+    """A `%%fuxi` cell stopped by the user. It is an error, so the frontend still aborts
+    the queued cells, but IPython shows it as one plain line (`_render_traceback_`), not
+    as a traceback through the rewritten cell source into the package."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"Stopped: {self}"]
 
 
 def secrets() -> list[str]:

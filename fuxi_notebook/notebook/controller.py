@@ -30,12 +30,17 @@ from ..switches import switch
 from .cellrun import FuxiRun, secrets, ticking
 from .conversations import ConversationPlan, Conversations
 from .identity import CellIdentity, NotebookIdentity
+from .kernel_context import referenced
 from .live_cell import ALLOW_HINT, Approvals, LiveCell
 from .magic_args import CellArgs, MagicArgsError, parse_cell_line
 from .render import HeadlessRenderer, LiveRenderer, Renderer, TextRenderer
 from .replay_cell import DivergenceWatch, ReplayMode, has_api_key, replay_mode, replay_summary
 
-__all__ = ["FuxiRun", "NotebookAgent", "detect_frontend"]
+__all__ = ["HEADLESS_MAX_TURNS", "FuxiRun", "NotebookAgent", "detect_frontend"]
+
+#: Headless, nobody can approve a call: a run needing more round trips than this is stuck
+#: (a model repeating denied calls ran 119 turns). `--max-turns` / `%fuxi config` override.
+HEADLESS_MAX_TURNS = 30
 
 
 def detect_frontend(shell: Any) -> str:
@@ -104,6 +109,18 @@ class NotebookAgent:
         if problem:
             raise UsageError(f"{problem}; run the cell again to go on.")
 
+    def _context(self, args: CellArgs, body: str) -> str | None:
+        """What the model is sent of the kernel with this prompt: the variables (all, or
+        `--vars`), the cells run since its last turn, and each `{name}` the prompt
+        references; nothing but the references with `--no-context`."""
+        chosen = {**self.defaults, **args.settings()}
+        kernel = self.context.describe(only=chosen.get("vars"),
+                                       nothing=bool(chosen.get("no_context")))
+        references = referenced(body, self.shell)
+        if references:
+            references = f"Variables the prompt refers to as {{name}}:\n{references}"
+        return "\n\n".join(part for part in (kernel, references) if part) or None
+
     def reset(self) -> None:
         """Forget the conversation (the next cell starts fresh)."""
         self.conversations.reset()
@@ -141,12 +158,13 @@ class NotebookAgent:
                              "should do, e.g. '%%fuxi\\nSummarise df'")
         renderer = _renderer(detect_frontend(self.shell))
         options = self._options(args)
-        key = (options.model or os.environ.get("FUXI_MODEL"),
-               str(Path(options.cwd or os.getcwd()).resolve()))
+        key = (str(Path(options.cwd or os.getcwd()).resolve()),)
+        model = options.model if isinstance(options.model, str) else None
         cell = self.identity.cell(line, body, explicit=args.cell_id)
         try:
             plan = self.conversations.plan(cell=cell, new=args.new, resume=args.resume,
-                                           fork=args.fork, key=key)
+                                           fork=args.fork, key=key,
+                                           model=model or _default_model())
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
         if plan.source != "kernel":  # `%fuxi` counts the runs of this conversation
@@ -238,7 +256,7 @@ class NotebookAgent:
         volatile = dict(cell.saved.volatile) if cell.saved is not None else {}
         replay = ReplayCell(session, renderer, record, mode=mode.mode, approvals=approvals,
                             watch=watch, notes=notes, volatile=volatile,
-                            context=self.context.describe(), shell=self.shell)
+                            context=self._context(args, body), shell=self.shell)
         try:
             run = await replay.play(body)
         finally:  # the conversation goes on from the record, not from the re-run
@@ -261,6 +279,8 @@ class NotebookAgent:
         from .kernel_tools import kernel_tools
 
         options.include_partial_messages = renderer.wants_partial
+        if not renderer.interactive and options.max_turns is None:
+            options.max_turns = HEADLESS_MAX_TURNS  # in _live only: replays are not cut short
         approvals = Approvals(renderer) if renderer.interactive else None
         options.can_use_tool = approvals.decide if approvals else None
         try:
@@ -270,7 +290,7 @@ class NotebookAgent:
             raise UsageError(f"%%fuxi: {error}") from None
         self._guard(session)
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
-                        options=args.settings(), context=self.context.describe(),
+                        options=args.settings(), context=self._context(args, body),
                         notes=notes, shell=self.shell)
         try:
             run = await live.play(body)
@@ -297,6 +317,12 @@ class NotebookAgent:
         self.shell.user_ns["_fuxi"] = run
         self.runs += 1
         self.turns += run.result.num_turns
+
+
+def _default_model() -> str:
+    from ..models import DEFAULT_MODEL
+
+    return os.environ.get("FUXI_MODEL") or DEFAULT_MODEL
 
 
 def _renderer(frontend: str) -> Renderer:

@@ -73,16 +73,28 @@ class Conversations:
         self.from_notebook = False
 
     def plan(self, *, cell: CellIdentity, new: bool, resume: str | None, fork: bool,
-             key: tuple[Any, ...]) -> ConversationPlan:
-        """The conversation `cell` continues. Raises ConfigurationError (with why)."""
+             key: tuple[Any, ...], model: str | None = None) -> ConversationPlan:
+        """The conversation `cell` continues. Raises ConfigurationError (with why).
+
+        A conversation does not depend on the model: another `model` continues it (the
+        cell says so). Only `new`, or another `key` (the working directory: the files the
+        conversation talked about are elsewhere), starts a fresh one, announced too.
+        """
         if resume:
             plan = self._resumed(resume)
         elif new or (self.current is not None and key != self.key):
             plan = ConversationPlan(Conversation(id=session_id_for("new", cell.cell_id)),
                                     None, "new")
+            if not new:
+                plan.note = (f"a new conversation: the working directory changed "
+                             f"({self.key[0] if self.key else '?'} → {key[0]})")
         elif self.current is not None:
             plan = ConversationPlan(self.current, self.last_cell, "kernel",
                                     ancestors=self._chain_or_empty(self.last_cell))
+            was = self._model_of(self.last_cell)
+            if model and was and model != was:
+                plan.note = (f"continuing this conversation with {model} (it was {was}); "
+                             "--new starts a fresh one")
         elif self.from_notebook:
             plan = self._from_notebook(cell)
         else:
@@ -94,6 +106,10 @@ class Conversations:
                 f"forked into a new session {plan.conversation.id[:8]}; the original "
                 "branch is unchanged")
         return plan
+
+    def _model_of(self, cell_id: str | None) -> str | None:
+        remembered = self.records.get(cell_id or "")
+        return remembered.record.model if remembered is not None else None
 
     def _resumed(self, wanted: str) -> ConversationPlan:
         last = self._find(wanted)

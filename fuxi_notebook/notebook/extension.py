@@ -135,6 +135,7 @@ class FuxiMagics(Magics):
             %fuxi config --replay strict
             %fuxi            # session: turns, tokens, cost
             %fuxi sessions   # the sessions recorded in this notebook
+            %fuxi models     # the models with a known price, and the default
             %fuxi reset      # start a new conversation
         """
         if not cell.strip():
@@ -145,7 +146,7 @@ class FuxiMagics(Magics):
 
     @line_magic("fuxi")
     def fuxi_line(self, line: str) -> Any:
-        """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi reset`;
+        """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi models`; `%fuxi reset`;
         `%fuxi config [options]`."""
         words = shlex.split(line)
         agent = agent_for(self.shell)
@@ -161,8 +162,11 @@ class FuxiMagics(Magics):
             return shown
         if words[0] == "sessions":
             return _sessions(agent)
+        if words[0] == "models":
+            return _models(agent)
         raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi sessions, "
-                         "%fuxi reset or %fuxi config [options] (see %%fuxi? for the options)")
+                         "%fuxi models, %fuxi reset or %fuxi config [options] "
+                         "(see %%fuxi? for the options)")
 
 
 def _configure(agent: Any, rest: str) -> str:
@@ -185,15 +189,34 @@ def _sessions(agent: Any) -> None:
     from IPython.display import display
 
     from ..sessions.listing import format_sessions, summarize
+    from ..sessions.markdown import escape_math
 
     sessions = agent.conversations.sessions()
     text = "\n\n".join([*agent.identity.take_notes(),
                          format_sessions(summarize(sessions, agent.conversations.volatile()))])
     # a `$` in markdown starts math in JupyterLab: the costs are escaped there
-    display({"text/markdown": text.replace("$", "\\$"), "text/plain": text}, raw=True)
+    display({"text/markdown": escape_math(text), "text/plain": text}, raw=True)
+
+
+def _models(agent: Any) -> None:
+    """Show the models with a known price, so that `--model` can be chosen knowing what
+    a cell costs; marks the default (`%fuxi config --model`, else FUXI_MODEL, else
+    DEFAULT_MODEL)."""
+    from IPython.display import display
+
+    from ..models import DEFAULT_MODEL
+    from ..pricing import models_table
+    from ..sessions.markdown import escape_math
+
+    default = agent.defaults.get("model") or os.environ.get("FUXI_MODEL") or DEFAULT_MODEL
+    text = models_table(str(default))
+    # a `$` in markdown starts math in JupyterLab: the prices are escaped there
+    display({"text/markdown": escape_math(text), "text/plain": text}, raw=True)
 
 
 def _session_summary(agent: Any) -> str:
+    from ..pricing import format_cost
+
     session = agent.session
     if session is None:
         return "fuxi: no conversation yet (run a %%fuxi cell)."
@@ -205,7 +228,7 @@ def _session_summary(agent: Any) -> str:
             f"{total_in} input / "
             f"{tokens['output_tokens']} output tokens "
             f"({tokens['cache_read_input_tokens']} from cache) · "
-            f"${session.usage.cost_usd:.4f}")
+            f"{format_cost(session.usage.total_cost_usd)}")
 
 
 #: What the first `%%fuxi` cell needs, imported in the background once the extension is

@@ -3,17 +3,28 @@
 The user keeps working between `%%fuxi` cells: defining variables, running analysis.
 `KernelContext.describe()` summarises the namespace and the cells run since the last
 call, compactly and deterministically, so it can be prepended to the agent's prompt.
+The user chooses what goes: `only` a few variables (`--vars`), or nothing (`--no-context`,
+and then the cells stay unsent for the next cell that sends context); `{name}` in a prompt
+adds that variable's full description (`referenced`), never a secret-named one's value.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..sessions.redact import redact_text
-from .kernel_values import shape_of, short_repr, type_name, user_variables
+from .kernel_values import (
+    is_secret_name,
+    masked,
+    shape_of,
+    short_repr,
+    type_name,
+    user_variables,
+)
 
-__all__ = ["KernelContext"]
+__all__ = ["KernelContext", "referenced"]
 
 MAX_VARIABLES = 40
 FIRST_CALL_CELLS = 5
@@ -39,9 +50,13 @@ class KernelContext:
         self._seen: int | None = None
         """Highest `In` index already looked at; None before the first call."""
 
-    def describe(self, *, max_chars: int = 4000) -> str | None:
-        """Variables and new cells within `max_chars`; None if there are neither."""
-        variables = _variables_line(self.shell, max(max_chars // 3, 80))
+    def describe(self, *, max_chars: int = 4000, only: list[str] | None = None,
+                 nothing: bool = False) -> str | None:
+        """Variables (`only` these, when given) and new cells within `max_chars`; None if
+        there are neither, or if `nothing` is to be sent."""
+        if nothing:
+            return None
+        variables = _variables_line(self.shell, max(max_chars // 3, 80), only)
         first_call = self._seen is None
         cells = self._new_cells()
         if not variables and not cells:
@@ -105,16 +120,27 @@ def _out_repr(outputs: Any, number: int) -> str | None:
     return short_repr(outputs[number], OUT_REPR_CHARS)
 
 
-def _variables_line(shell: Any, budget: int) -> str:
-    """`Variables in the kernel: a: int; df: pandas.DataFrame (3, 2); ...` within budget."""
-    variables = list(user_variables(shell))
+def _variables_line(shell: Any, budget: int, only: list[str] | None = None) -> str:
+    """`Variables in the kernel: a: int; df: pandas.DataFrame (3, 2); ...` within budget
+    (with `only`: those the user named, and which of them are not defined)."""
+    if only is not None:
+        namespace = shell.user_ns
+        missing = [name for name in only if name not in namespace]
+        variables = [(name, namespace[name]) for name in only if name in namespace]
+        line = _entries_line(variables, budget, "Variables the user chose to share")
+        return line + (f"\n(not defined in the kernel: {', '.join(missing)})"
+                       if missing else "")
+    return _entries_line(list(user_variables(shell)), budget, "Variables in the kernel")
+
+
+def _entries_line(variables: list[tuple[str, Any]], budget: int, title: str) -> str:
     if not variables:
         return ""
     entries = []
     for name, value in variables[:MAX_VARIABLES]:
         shape = shape_of(value)
         entries.append(f"{name}: {type_name(value)}" + (f" {shape}" if shape else ""))
-    head = f"Variables in the kernel ({len(variables)}): "
+    head = f"{title} ({len(variables)}): "
     shown: list[str] = []
     for entry in entries:
         if len(head) + len("; ".join([*shown, entry])) + 20 > budget:
@@ -149,3 +175,30 @@ def _render_cell(cell: RanCell) -> str:
     if cell.out is not None:
         lines.append(f"[Out {cell.number}] {cell.out}")
     return "\n".join(lines)
+
+
+_REFERENCE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+REFERENCE_CHARS = 3000
+
+
+def referenced(prompt: str, shell: Any) -> str | None:
+    """The description of each variable written as `{name}` in `prompt` (`{{name}}` is
+    literal), or None. A secret-named variable is described by type only."""
+    from .kernel_inspect import describe_object
+
+    parts = []
+    for name in dict.fromkeys(_REFERENCE.findall(prompt)):
+        if name not in shell.user_ns:
+            continue
+        value = shell.user_ns[name]
+        if is_secret_name(name):
+            parts.append(f"{name}: {masked(value)}")
+            continue
+        try:
+            described = describe_object(name, value)
+        except Exception as error:  # a broken __repr__ must not stop the cell
+            described = f"{name}: {type_name(value)} (cannot be described: {error})"
+        parts.append(described[:REFERENCE_CHARS])
+    if not parts:
+        return None
+    return redact_text("\n\n".join(parts))

@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from fuxi_notebook.tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
+from fuxi_notebook.tools.base import (
+    DeclaredTool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    interrupted,
+)
 from fuxi_notebook.tools.truncate import cap_head_tail, strip_ansi
 
 from .kernel_capture import Capture, FigureWatch, RenderedFigure, bundle_image, image_block, publish
@@ -108,6 +114,8 @@ class PythonTool(DeclaredTool):
         figures = FigureWatch()
         try:
             outcome = await _run_captured(self.shell, compiled, capture)
+        except asyncio.CancelledError:  # what ran so far stays: say what it produced
+            raise interrupted(_streams(capture)) from None
         finally:
             capture.republish()
         rendered = figures.render(self.shell, MAX_IMAGES)
@@ -224,6 +232,16 @@ def _sigint_interrupts() -> Iterator[None]:
             signal.signal(signal.SIGINT, previous)
 
 
+def _streams(capture: Capture) -> str:
+    """The stdout and stderr a call produced so far."""
+    sections = []
+    for title, stream in (("stdout", capture.stdout), ("stderr", capture.stderr)):
+        text = stream.text(MAX_SECTION_CHARS).rstrip()
+        if text:
+            sections.append(f"{title}:\n{text}")
+    return "\n\n".join(sections)
+
+
 def _report(
     shell: Any,
     compiled: Compiled,
@@ -232,11 +250,7 @@ def _report(
     figures: list[RenderedFigure],
 ) -> ToolOutput:
     """One text block of the non-empty sections, then the images."""
-    sections = []
-    for title, stream in (("stdout", capture.stdout), ("stderr", capture.stderr)):
-        text = stream.text(MAX_SECTION_CHARS).rstrip()
-        if text:
-            sections.append(f"{title}:\n{text}")
+    sections = [_streams(capture)] if _streams(capture) else []
     displays = capture.display_texts()
     if displays:
         sections.append("displayed:\n" + cap_head_tail("\n".join(displays), MAX_SECTION_CHARS))

@@ -2,7 +2,7 @@
 interrupted), and the record it leaves.
 
 Interrupt cancels the run within a second, answers every open tool call, shows the
-partial run and re-raises (as a short KeyboardInterrupt), so queued cells are aborted.
+partial run and re-raises (as a one-line `CellStopped`), so queued cells are aborted.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from ..options import (
     PermissionResultDeny,
     ToolPermissionContext,
 )
+from ..pricing import format_cost
+from ..sessions.transcript import CONTEXT_TITLE
 from ..types import ResultMessage
-from .cellrun import FinalOutputs, FuxiRun, secrets, ticking, with_notes
+from .cellrun import CellStopped, FinalOutputs, FuxiRun, secrets, ticking, with_notes
 from .published import PublishedOutputs
 from .render import Renderer
 
@@ -72,18 +74,19 @@ class LiveCell:
         tokens = self.session.usage.since(self.run.usage_at_start)
         read = (tokens["input_tokens"] + tokens["cache_read_input_tokens"]
                 + tokens["cache_creation_input_tokens"])
-        cost = self.session.usage.cost_usd - self.run.usage_at_start.cost_usd
+        cost = format_cost(self.session.usage.cost_since(self.run.usage_at_start))
         return (f"running · {self.run.num_turns} model turn(s) so far · {read} in / "
-                f"{tokens['output_tokens']} out tokens · ${cost:.4f}")
+                f"{tokens['output_tokens']} out tokens · {cost} (estimate)")
 
     def _content(self, body: str) -> list[dict[str, Any]]:
-        blocks = [reminder("Kernel context (what the user's notebook holds now):\n"
-                           f"{self.context}")] if self.context else []
+        blocks = [reminder(f"{CONTEXT_TITLE}\n{self.context}")] if self.context else []
         return [*blocks, {"type": "text", "text": body}]
 
     async def play(self, body: str) -> FuxiRun:
         history = self.session.history
         start, last_before = len(history), history[-1] if history else None
+        if self.context:  # folded, exactly what goes with the prompt
+            self.renderer.view.items.append(["context", self.context])
         self.renderer.start(body, self.notes)
         try:
             with self.published:
@@ -97,9 +100,10 @@ class LiveCell:
                                           errors=["Interrupted by the user."])
             self.renderer.on_message(self.result)
             self._finish(body, self._first_own_message(start, last_before))
-            # a short error (not a CancelledError traceback through the HTTP stack);
-            # like any error it makes the frontend abort the queued cells
-            raise KeyboardInterrupt("the partial run is shown above") from None
+            # one plain line (not a traceback through the HTTP stack); like any error it
+            # makes the frontend abort the queued cells
+            raise CellStopped("interrupted by the user; the partial run is shown above and "
+                              "recorded") from None
         assert self.result is not None
         return self._finish(body, self._first_own_message(start, last_before))
 

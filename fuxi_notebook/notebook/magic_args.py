@@ -2,7 +2,8 @@
 
 Spellings: `--model`, `--max-turns`, `--max-budget-usd`, `--permission-mode`,
 `--allowed-tools` / `--disallowed-tools` (comma-separated rules; commas inside
-parentheses belong to the rule), `--effort`, `--cwd`; and how the cell runs: `--new`,
+parentheses belong to the rule), `--effort`, `--cwd`; what the model sees of the kernel:
+`--vars a,b` (only these variables), `--no-context`; and how the cell runs: `--new`,
 `--resume ID`, `--fork`, `--replay [off|lenient|strict]`, `--id`.
 """
 
@@ -36,6 +37,8 @@ class CellArgs:
     disallowed_tools: list[str] | None = None
     effort: str | None = None
     cwd: str | None = None
+    vars: list[str] | None = None
+    no_context: bool | None = None
     new: bool = False
     cell_id: str | None = None
     resume: str | None = None
@@ -46,7 +49,7 @@ class CellArgs:
     def settings(self) -> dict[str, Any]:
         """The option values given explicitly (for defaults and for the record)."""
         names = ("model", "max_turns", "max_budget_usd", "permission_mode", "allowed_tools",
-                 "disallowed_tools", "effort", "cwd")
+                 "disallowed_tools", "effort", "cwd", "vars", "no_context")
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
 
@@ -71,6 +74,15 @@ def _rules(text: str) -> list[str]:
         return split_rules(text)
     except MagicArgsError as error:  # argparse keeps the message of this type only
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    bad = [name for name in names if not name.isidentifier()]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"--vars takes comma-separated variable names, not {', '.join(bad) or repr(text)}")
+    return names
 
 
 def _positive_int(text: str) -> int:
@@ -107,6 +119,8 @@ def _parser(prog: str) -> _Parser:
     parser.add_argument("--disallowed-tools", type=_rules)
     parser.add_argument("--effort", choices=EFFORT_LEVELS)
     parser.add_argument("--cwd")
+    parser.add_argument("--vars", type=_names, metavar="NAMES")
+    parser.add_argument("--no-context", action="store_const", const=True)
     parser.add_argument("--new", action="store_true")
     parser.add_argument("--id", dest="cell_id")
     parser.add_argument("--resume", metavar="CELL_OR_SESSION_ID")
@@ -128,6 +142,9 @@ def parse_cell_line(line: str, prog: str = "%%fuxi") -> CellArgs:
     if rest:
         raise MagicArgsError(f"unknown option(s): {' '.join(rest)} (see %%fuxi? for the list)")
     args = CellArgs(**vars(parsed))
+    if args.no_context and args.vars:
+        raise MagicArgsError("--no-context sends nothing of the kernel and --vars sends these "
+                             "variables: use one of them")
     if args.new and args.resume:
         raise MagicArgsError("--new starts a new conversation and --resume continues one: "
                              "use one of them")

@@ -25,6 +25,7 @@ from ..sessions.replay import (
     recorded_calls,
     recorded_results,
 )
+from ..sessions.transcript import CONTEXT_TITLE
 from ..tools.base import (
     ToolError,
     ToolOutput,
@@ -34,7 +35,7 @@ from ..tools.base import (
     reach_of,
 )
 from ..types import ResultMessage
-from .cellrun import FinalOutputs, FuxiRun, ticking, with_notes
+from .cellrun import CellStopped, FinalOutputs, FuxiRun, ticking, with_notes
 from .outputs import record_outputs
 from .published import PublishedOutputs
 from .render import Renderer, show_final
@@ -90,8 +91,7 @@ class ReplayCell:
     async def play(self, body: str) -> FuxiRun:
         display(self.final.data, raw=True, metadata=self.final.metadata, display_id=True)
         run = Run(self.session)
-        content = [*([reminder(f"Kernel context (what the user's notebook holds now):\n"
-                               f"{self.context}")] if self.context else []),
+        content = [*([reminder(f"{CONTEXT_TITLE}\n{self.context}")] if self.context else []),
                    {"type": "text", "text": body}]
         diverged: Divergence | None = None
         try:
@@ -99,8 +99,8 @@ class ReplayCell:
                 async with ticking():
                     diverged = await self._consume(run, content)
         except asyncio.CancelledError:
-            raise KeyboardInterrupt("the replay was interrupted; the recorded run is "
-                                    "shown above") from None
+            raise CellStopped("the replay was interrupted by the user; the recorded run "
+                              "is shown above") from None
         if self.renderer.interactive and self.approvals.asked_live:
             clear_output(wait=False)  # approval cards asked during the replay
             show_final(self.final, republish=True)

@@ -7,11 +7,13 @@ Pure Python: no IPython here, so it is cheap to test.
 
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sessions.transcript import edit_diff, input_summary
+from ..sessions.markdown import escape_math, fence
+from ..sessions.transcript import context_details, edit_diff, input_summary
 from ..types import (
     AssistantMessage,
     Message,
@@ -85,19 +87,25 @@ class ToolCard:
         return f"{mark} · {self.duration or 0:.1f} s"
 
     def markdown(self) -> str:
-        head = f"**{self.name}** `{tool_summary(self.name, self.input)}` — {self.status}"
+        """The card as markdown; the header is HTML because `<summary>` does not render
+        markdown (a raw `**Write**` would show)."""
+        summary = html.escape(tool_summary(self.name, self.input))
+        head = (f"<b>{html.escape(self.name)}</b> <code>{summary}</code> — "
+                f"{html.escape(self.status)}")
         body = []
         diff = _diff(self.name, self.input)
         if diff:
-            body.append(f"```diff\n{diff}\n```")
+            body.append(fence(diff, "diff"))
         elif self.name == "Python" and isinstance(self.input.get("code"), str):
-            body.append(f"```python\n{self.input['code'][:_RESULT_PREVIEW_CHARS]}\n```")
+            body.append(fence(self.input["code"][:_RESULT_PREVIEW_CHARS], "python"))
         if self.result is not None:
             shown, more = _fold(self.result)
             note = f"\n… ({more} more lines)" if more else ""
-            body.append(f"```\n{shown}{note}\n```")
+            body.append(fence(f"{shown}{note}"))
         inner = "\n\n".join(body)
-        return f"<details><summary>{head}</summary>\n\n{inner}\n\n</details>" if inner else head
+        if not inner:
+            return head
+        return f"<details><summary>{head}</summary>\n\n{inner}\n\n</details>"
 
 
 @dataclass
@@ -175,11 +183,18 @@ class LiveView:
 
     @staticmethod
     def _result_status(result: ResultMessage) -> str:
+        """The final status line; the cost reads "price unknown" (tokens only) when the
+        total is None or a model of the session has no known price (its `costUSD` is
+        None): a sum without that model's part is not the cost."""
+        from ..pricing import format_cost
+
         usage = result.usage or {}
         read = sum(usage.get(key, 0) for key in (
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
         tokens = f"{read} in / {usage.get('output_tokens', 0)} out"
-        cost = f"${result.total_cost_usd:.4f}" if result.total_cost_usd is not None else "$?"
+        unpriced = any(entry.get("costUSD") is None
+                       for entry in (result.model_usage or {}).values())
+        cost = format_cost(None if unpriced else result.total_cost_usd)
         return f"{result.subtype} · {result.num_turns} turns · {tokens} tokens · {cost}"
 
     def markdown(self) -> str:
@@ -187,14 +202,17 @@ class LiveView:
         parts = []
         for kind, value in self.items:
             if kind == "text" and value:
-                parts.append(value)
+                parts.append(escape_math(value))
             elif kind == "thinking" and value:
-                parts.append(f"<details><summary>Thinking</summary>\n\n{value}\n\n</details>")
+                parts.append("<details><summary>Thinking</summary>\n\n"
+                             f"{escape_math(value)}\n\n</details>")
             elif kind == "tool":
                 parts.append(value.markdown())
             elif kind == "note":
-                parts.append(f"> {value}")
-        parts.append(f"*{self._status_line()}*")
+                parts.append(f"> {escape_math(value)}")
+            elif kind == "context":
+                parts.append(context_details(value))
+        parts.append(f"*{escape_math(self._status_line())}*")
         return "\n\n".join(parts)
 
     def _status_line(self) -> str:

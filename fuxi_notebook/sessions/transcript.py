@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
+from .markdown import code_span, escape_math, fence
 from .record import ApprovalRecord, ResultSummary, SessionRecord
 
-__all__ = ["edit_diff", "input_summary", "render_transcript", "render_transcript_text",
-           "result_text"]
+__all__ = ["CONTEXT_TITLE", "context_details", "edit_diff", "input_summary",
+           "render_transcript", "render_transcript_text", "result_text"]
 
 #: Input fields that say most about a call, best first.
 _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
@@ -26,6 +27,8 @@ _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "
 _LANGS = {"command": "bash", "code": "python"}
 _SUMMARY_CHARS = 120
 _REMINDER = "<system-reminder>"
+#: how the notebook introduces the kernel context it sends with a prompt
+CONTEXT_TITLE = "Kernel context (what the user's notebook holds now):"
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class _Tool:
     is_error: bool
 
 
-#: (kind, payload): kind is prompt | text | thinking | user | tool | end.
+#: (kind, payload): kind is prompt | context | text | thinking | user | tool | end.
 _Part = tuple[str, Any]
 #: (one-line summary, full detail or None, language of the detail's code block)
 _Described = tuple[str, str | None, str]
@@ -68,6 +71,8 @@ def _parts(record: SessionRecord, cap: int) -> list[_Part]:
         if message["role"] == "user":
             if index > 0:
                 parts.extend(("user", t) for t in _user_texts(message["content"]))
+            else:
+                parts.extend(("context", t) for t in _kernel_context(message["content"]))
             continue
         for wire in _blocks(message["content"]):
             part = _assistant_part(wire, results, approvals, cap)
@@ -194,6 +199,18 @@ def _user_texts(content: str | list[Any]) -> list[str]:
             and not b["text"].lstrip().startswith(_REMINDER)]
 
 
+def _kernel_context(content: str | list[Any]) -> list[str]:
+    """What the notebook sent of the kernel with the prompt (shown folded: exactly that)."""
+    found = []
+    for block in _blocks(content):
+        text = block.get("text") if block.get("type") == "text" else None
+        if isinstance(text, str) and text.lstrip().startswith(_REMINDER) and (
+                CONTEXT_TITLE in text[:200]):
+            body = text.split(CONTEXT_TITLE, 1)[1]
+            found.append(body.rsplit("</system-reminder>", 1)[0].strip())
+    return found
+
+
 def _results_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, bool]]:
     found: dict[str, tuple[str, bool]] = {}
     for message in messages:
@@ -232,14 +249,16 @@ _VERBS = {"allow": "allowed", "always_allow": "always allowed", "deny": "denied"
 _WHO = {"user": "by you", "rule": "by rule", "policy": "by policy", "replay": "on replay"}
 
 
-def _approval_note(approval: ApprovalRecord, code: Callable[[str], str]) -> str:
-    """E.g. `allowed by you`, `denied by policy: outside the project`."""
+def _approval_note(approval: ApprovalRecord, code: Callable[[str], str],
+                   prose: Callable[[str], str] = str) -> str:
+    """E.g. `allowed by you`, `denied by policy: outside the project` (`prose` escapes the
+    reason, which someone else wrote)."""
     note = f"{_VERBS[approval.decision]} {_WHO[approval.source]}"
     if approval.rule and approval.source == "rule":
         note += f" {code(approval.rule)}"
     elif approval.rule:
         note += f", rule {code(approval.rule)}"
-    return note + (f": {approval.reason}" if approval.reason else "")
+    return note + (f": {prose(approval.reason)}" if approval.reason else "")
 
 
 # -- markdown ---------------------------------------------------------------------------------
@@ -247,53 +266,42 @@ def _approval_note(approval: ApprovalRecord, code: Callable[[str], str]) -> str:
 def _markdown(part: _Part) -> str:
     kind, payload = part
     if kind == "prompt":
-        return _quote(payload)
+        return _quote(escape_math(payload))
     if kind == "text":
-        return payload.strip()
+        return escape_math(payload.strip())
     if kind == "thinking":
-        return f"<details><summary>Thinking</summary>\n\n{payload.strip()}\n\n</details>"
+        return (f"<details><summary>Thinking</summary>\n\n{escape_math(payload.strip())}"
+                "\n\n</details>")
     if kind == "user":
-        return _quote(payload)
+        return _quote(escape_math(payload))
     if kind == "tool":
         return _markdown_tool(payload)
-    return _ending(payload, bold=True)
+    if kind == "context":
+        return context_details(payload)
+    return escape_math(_ending(payload, bold=True))
 
 
 def _markdown_tool(tool: _Tool) -> str:
-    header = f"**{tool.name}** {_code_span(tool.summary)}"
-    header += "".join(f" ({_approval_note(a, _code_span)})" for a in tool.approvals)
+    header = f"**{tool.name}** {code_span(tool.summary)}"
+    header += "".join(f" ({_approval_note(a, code_span, escape_math)})"
+                      for a in tool.approvals)
     if tool.is_error:
         header += " ✗ error"
     lines = [header]
     if tool.detail:
-        lines.append(_fence(tool.detail, tool.detail_lang))
-    lines.append(_fence(tool.result) if tool.result is not None else "*(no result recorded)*")
+        lines.append(fence(tool.detail, tool.detail_lang))
+    lines.append(fence(tool.result) if tool.result is not None else "*(no result recorded)*")
     return "\n\n".join(lines)
+
+
+def context_details(text: str) -> str:
+    """The context sent with a prompt, folded: one click shows exactly what went."""
+    return (f"<details><summary>Context sent with the prompt ({len(text):,} characters)"
+            f"</summary>\n\n{fence(text, 'text')}\n\n</details>")
 
 
 def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.strip().splitlines()) or ">"
-
-
-def _code_span(text: str) -> str:
-    """Inline code that survives backticks inside `text`."""
-    ticks = "`" * (_longest_run(text, "`") + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def _fence(text: str, lang: str = "") -> str:
-    """A fenced code block that survives fences inside `text`."""
-    ticks = "`" * max(3, _longest_run(text, "`") + 1)
-    return f"{ticks}{lang}\n{text}\n{ticks}"
-
-
-def _longest_run(text: str, char: str) -> int:
-    longest = run = 0
-    for c in text:
-        run = run + 1 if c == char else 0
-        longest = max(longest, run)
-    return longest
 
 
 def _ending(result: ResultSummary, *, bold: bool) -> str:
@@ -315,6 +323,7 @@ def _plain(part: _Part) -> str:
         "text": lambda p: p.strip(),
         "thinking": lambda p: "Thinking:\n" + _indent(p.strip(), "  "),
         "user": lambda p: _indent(p.strip(), "> "),
+        "context": lambda p: f"(context sent with the prompt: {len(p):,} characters)",
         "tool": _plain_tool,
         "end": lambda p: _ending(p, bold=False),
     }

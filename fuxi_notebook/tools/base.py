@@ -19,8 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, get_args, runtime_checkable
 
-__all__ = ["Declaration", "DeclaredTool", "Reach", "Tool", "ToolContext", "ToolError",
-           "ToolKind", "ToolOutput", "always_allow_of", "declaration_of", "kind_of", "reach_of"]
+__all__ = [
+    "Declaration",
+    "DeclaredTool",
+    "Reach",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolKind",
+    "ToolOutput",
+    "always_allow_of",
+    "declaration_of",
+    "interrupted",
+    "kind_of",
+    "reach_of",
+]
 
 #: What a tool does, from least to most trust needed:
 #: read = looks only (runs concurrently, auto-approved inside the working directories);
@@ -34,6 +47,16 @@ TOOL_KINDS: tuple[str, ...] = get_args(ToolKind)
 
 class ToolError(Exception):
     """A failure the model should read and can act on (bad path, no match, ...)."""
+
+
+def interrupted(output: str) -> BaseException:
+    """The cancellation a tool raises when it is interrupted after it started: it carries
+    what the call produced so far, which the model and the record are then given."""
+    import asyncio
+
+    error = asyncio.CancelledError("interrupted by the user")
+    error.partial_output = output  # type: ignore[attr-defined]
+    return error
 
 
 @dataclass

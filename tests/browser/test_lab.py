@@ -196,3 +196,35 @@ def test_saved_and_reloaded_notebook_keeps_plain_outputs(notebook, api: FakeMess
     record = next(o.data[RECORD_MIME] for o in saved.cells[1].outputs
                   if RECORD_MIME in o.get("data", {}))
     assert record["cell_id"] == saved.cells[1].id  # the run is tied to its saved cell
+
+
+MONEY = "North (≈ $94k), then South ($83k); code `$HOME` stays code."
+
+
+def _no_math(nb, index: int) -> None:
+    """Nothing in the cell's output was typeset as LaTeX, and the amounts read as written."""
+    assert nb.outputs(index).locator("mjx-container, .MathJax, .katex").count() == 0
+    shown = nb.output_text(index)
+    assert "(≈ $94k), then South ($83k)" in shown, shown[-1500:]
+
+
+def test_dollar_amounts_stay_text_live_and_after_reload(notebook, api: FakeMessagesServer):
+    """Issue 9, item 1: model text with dollar amounts rendered as italic math."""
+    gate = Gate(Turn([text(f"To sum up: {MONEY}")]))
+    api.add(Turn([text(MONEY), tool_use("Bash", {"command": "sleep 0.1"})]), gate)
+    nb = notebook([LOAD, '%%fuxi --allowed-tools "Bash(sleep *)"\nWhich region sold most?'])
+    try:
+        nb.run_and_wait(0)
+        nb.run_cell(1)
+        nb.wait_output(1, "then South")  # the live view, while the model is held
+        _no_math(nb, 1)
+    finally:
+        gate.open()
+    nb.wait_output(1, DONE)
+    nb.wait_done(1)
+    _no_math(nb, 1)
+    assert "To sum up" in nb.output_text(1)
+    nb.save()
+    nb.reload()
+    nb.wait_output(1, "To sum up")
+    _no_math(nb, 1)

@@ -166,7 +166,7 @@ def test_interrupt_during_a_tool_kills_the_process_group(fresh, api):
     record = record_of(result)
     tool_results = [b for m in record["messages"] if m["role"] == "user"
                     for b in m["content"] if b.get("type") == "tool_result"]
-    assert tool_results and "interrupted" in json.dumps(tool_results[-1])
+    assert tool_results and "Interrupted by the user after" in json.dumps(tool_results[-1])
     follow = fresh.run("%%fuxi\ngo on")
     assert follow.status == "ok"
     sent = api.requests[-1]["messages"]
@@ -301,3 +301,114 @@ def test_a_secret_named_variable_never_reaches_the_saved_outputs(fresh, api):
     assert result.status == "ok"
     assert secret not in json.dumps(result.messages, default=str)  # what the notebook stores
     assert secret not in json.dumps(api.requests)  # and what the model saw
+
+
+def test_an_interrupt_is_one_plain_line_and_still_aborts_the_queue(fresh, api):
+    """Issue 9, item 4: every interrupt printed a 20-line traceback through the rewritten
+    cell source into the package, saved into the notebook."""
+    api.add(Fault(stall_seconds=20, cut_after_events=2))
+    running = fresh.send("%%fuxi\nstall")
+    queued = fresh.send("print('should not run')")
+    wait_until(lambda: len(api.requests) == 1)
+    fresh.interrupt()
+    stopped = fresh.wait(running, timeout=15)
+    assert stopped.status == "error"
+    [error] = [m["content"] for m in stopped.messages if m["msg_type"] == "error"]
+    assert len(error["traceback"]) == 1, error["traceback"]
+    assert error["traceback"][0].startswith("Stopped: interrupted by the user")
+    assert "fuxi_notebook" not in json.dumps(error) and "__import__" not in json.dumps(error)
+    assert fresh.wait(queued, timeout=15).status == "aborted"
+
+
+def test_changing_the_model_continues_the_conversation_and_says_so(fresh, api):
+    """Issue 9, item 5: --model silently started a new conversation (history, Always-allow
+    rules and the cost total gone)."""
+    api.add(Turn([text("first answer")]), Turn([text("second answer")]),
+            Turn([text("third answer")]))
+    first = fresh.run("%%fuxi\nremember the number 7")
+    assert first.status == "ok"
+    second = fresh.run("%%fuxi --model claude-opus-5-5\nwhich number?")
+    assert second.status == "ok"
+    assert api.requests[1]["model"] == "claude-opus-5-5"
+    sent = json.dumps(api.requests[1]["messages"])
+    assert "remember the number 7" in sent and "first answer" in sent  # the same history
+    shown = json.dumps(second.messages, default=str)
+    assert "continuing this conversation with claude-opus-5-5" in shown
+    assert record_of(second)["parent"] == record_of(first)["cell_id"]
+    summary = fresh.run("%fuxi").displays[-1]["data"]["text/plain"]
+    assert "2 cell run(s)" in summary
+    # only --new starts a fresh one
+    fresh.run("%%fuxi --new --model claude-opus-5-5\nstart over")
+    assert "remember the number 7" not in json.dumps(api.requests[2]["messages"])
+
+
+def test_a_headless_model_repeating_a_denied_call_is_stopped(fresh, api):
+    """Issue 9, item 7: the same denied call, asked again and again, ran 119 turns."""
+    again = [Turn([tool_use("Bash", {"command": "touch nope"})]) for _ in range(10)]
+    api.add(*again)
+    result = fresh.run("%%fuxi\nmake the file")
+    record = record_of(result)["result"]
+    assert len(api.requests) == 3
+    assert record["subtype"] == "error_during_execution"
+    assert "same denied call 3 times" in record["errors"][0]
+    second = api.requests[2]["messages"][-1]["content"][0]["content"]
+    assert "already denied" in json.dumps(second)
+
+
+def test_headless_runs_have_a_default_turn_cap(fresh, api):
+    from fuxi_notebook.notebook.controller import HEADLESS_MAX_TURNS
+
+    api.add(*[Turn([tool_use("Bash", {"command": f"echo {n}"})])
+              for n in range(HEADLESS_MAX_TURNS + 5)])
+    result = fresh.run("%%fuxi --allowed-tools 'Bash(echo *)'\ncount")
+    record = record_of(result)["result"]
+    assert record["subtype"] == "error_max_turns"
+    assert len(api.requests) == HEADLESS_MAX_TURNS + 1
+    api.reset()
+    api.add(*[Turn([tool_use("Bash", {"command": f"echo {n}"})])
+              for n in range(HEADLESS_MAX_TURNS + 2)], Turn([text("done")]))
+    fine = fresh.run(f"%%fuxi --max-turns {HEADLESS_MAX_TURNS + 5} --allowed-tools "
+                     "'Bash(echo *)'\ncount again")  # the cap is only a default
+    assert record_of(fine)["result"]["subtype"] == "success"
+
+
+def test_an_interrupted_python_call_says_it_ran_and_what_it_printed(fresh, api):
+    """Issue 9, item 3: a Python call stopped after it had bound variables was recorded,
+    to the user and to the model, as "Not executed"."""
+    code = ("import time, pathlib\nhalf_done = 41\nprint('loaded 3 of 10 files')\n"
+            "pathlib.Path('loading-files').touch()\nfor _ in range(600):\n    time.sleep(0.05)")
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("noted")]))
+    msg_id = fresh.send("%%fuxi --allowed-tools Python\nload everything")
+    wait_until(lambda: (fresh.work / "loading-files").exists())  # its own marker file
+    fresh.interrupt()
+    result = fresh.wait(msg_id, timeout=15)
+    [answer] = [b for m in record_of(result)["messages"] if m["role"] == "user"
+                for b in m["content"] if b.get("type") == "tool_result"]
+    told = json.dumps(answer)
+    assert "Not executed" not in told
+    assert "Interrupted by the user after" in told and "effects may be partial" in told
+    assert "loaded 3 of 10 files" in told  # the output it produced so far
+    assert fresh.run("print(half_done)").stdout.strip() == "41"
+    fresh.run("%%fuxi\nwhat happened?")
+    assert "loaded 3 of 10 files" in json.dumps(api.requests[-1]["messages"])  # the model
+
+
+def test_an_interrupt_mid_answer_keeps_the_text_shown(fresh, api):
+    """Issue 9, item 2: after Stop, the streamed paragraph vanished ("Stopped · 0 turns")
+    while the message claimed the partial run was shown."""
+    answer = Turn([text("North sold the most this quarter, then South, then "
+                        "the rest of the regions trail far behind.")])
+    api.add(Fault(stall_seconds=30, cut_after_events=4, turn=answer), Turn([text("ok")]))
+    msg_id = fresh.send("%%fuxi\nwhich region?", cell_id="cell-cut")  # a live view
+    wait_until(lambda: len(api.requests) == 1)
+    fresh.wait_for(lambda m: m["msg_type"] in ("display_data", "update_display_data")
+                   and "North sold" in json.dumps(m["content"]["data"]))  # on screen
+    fresh.interrupt()
+    result = fresh.wait(msg_id, timeout=15)
+    record = record_of(result)
+    assert record["result"]["num_turns"] == 1
+    kept = json.dumps(record["messages"])
+    assert "North sold the most" in kept and "cut off" in kept
+    assert "North sold the most" in result.final(RECORD_MIME)["data"]["text/markdown"]
+    fresh.run("%%fuxi\ngo on")
+    assert "North sold the most" in json.dumps(api.requests[-1]["messages"])

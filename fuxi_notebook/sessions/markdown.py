@@ -1,0 +1,96 @@
+"""Model text shown as markdown, without it turning into math.
+
+JupyterLab and Notebook 7 read `$...$` in markdown output as LaTeX, so "North (≈ $94k),
+then South ($83k)" renders as italic math. Text we did not write (the model's, a tool's,
+a user's reason) is escaped before it becomes markdown, outside code spans and fenced
+code blocks (where nothing is typeset and a backslash would show).
+
+The escape is `\\\\$` (two backslashes), measured in JupyterLab 4.6 in a real browser:
+the markdown parser turns `\\$` into a bare `$` before MathJax scans the page, so a
+single backslash still pairs up as math; `\\\\$` reaches MathJax as `\\$`, which it shows as
+a literal dollar. HTML entities and `<span>$</span>` are typeset as math too. Everything
+else, real markdown included, is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["code_span", "escape_math", "fence"]
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def escape_math(text: str) -> str:
+    """`text` with whatever a markdown renderer would read as math made literal."""
+    if "$" not in text:
+        return text
+    lines = text.split("\n")
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(
+                    fence) and not line.strip()[len(opened.group(1)):].strip():
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        lines[index] = _escape_line(line)
+    return "\n".join(lines)
+
+
+def _escape_line(line: str) -> str:
+    """Escape outside inline code spans (a run of N backticks up to the next run of N)."""
+    parts: list[str] = []
+    position = 0
+    for span in _code_spans(line):
+        parts.append(_escape_plain(line[position:span[0]]))
+        parts.append(line[span[0]:span[1]])
+        position = span[1]
+    parts.append(_escape_plain(line[position:]))
+    return "".join(parts)
+
+
+def _code_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) of each code span: a run of N backticks up to the next run of exactly
+    N; a run without a partner is literal backticks (CommonMark's rule)."""
+    runs = [(m.start(), m.end()) for m in re.finditer(r"`+", line)]
+    spans: list[tuple[int, int]] = []
+    index = 0
+    while index < len(runs):
+        start, end = runs[index]
+        partner = next((j for j in range(index + 1, len(runs))
+                        if runs[j][1] - runs[j][0] == end - start), None)
+        if partner is None:
+            index += 1
+            continue
+        spans.append((start, runs[partner][1]))
+        index = partner + 1
+    return spans
+
+
+def _escape_plain(text: str) -> str:
+    return text.replace("$", "\\\\$")
+
+
+def code_span(text: str) -> str:
+    """Inline code that survives backticks inside `text`."""
+    ticks = "`" * (_longest_run(text, "`") + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fence(text: str, lang: str = "") -> str:
+    """A fenced code block that survives fences inside `text`."""
+    ticks = "`" * max(3, _longest_run(text, "`") + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def _longest_run(text: str, char: str) -> int:
+    longest = run = 0
+    for c in text:
+        run = run + 1 if c == char else 0
+        longest = max(longest, run)
+    return longest
