@@ -17,27 +17,11 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from ..options import ToolPermissionContext
+from .call_detail import describe_call
 from .render import Answer, always_adds
 from .view import tool_summary
 
-__all__ = ["ask_replay", "ask_with_buttons", "describe_call"]
-
-
-def describe_call(tool_name: str, tool_input: dict[str, Any]) -> str:
-    """The full detail of a call, as HTML: everything the user approves is visible."""
-    if tool_name == "Bash":
-        body = tool_input.get("command", "")
-    elif tool_name == "Python":
-        body = tool_input.get("code", "")
-    elif tool_name == "Edit":
-        body = (f"{tool_input.get('file_path')}\n--- old\n{tool_input.get('old_string', '')}"
-                f"\n+++ new\n{tool_input.get('new_string', '')}")
-    elif tool_name == "Write":
-        body = f"{tool_input.get('file_path')}\n{tool_input.get('content', '')}"
-    else:
-        body = json.dumps(tool_input, indent=2, ensure_ascii=False)
-    return (f"<pre style='white-space:pre-wrap;max-height:24em;overflow:auto'>"
-            f"{html.escape(body)}</pre>")
+__all__ = ["ask_replay", "ask_with_buttons"]
 
 
 def _resolve(future: asyncio.Future[Answer], answer: Answer) -> None:
@@ -88,6 +72,14 @@ def _question_card(tool_input: dict[str, Any], future: asyncio.Future[Answer]) -
         if all(q["question"] in answers for q in questions):
             _resolve(future, ("allow", None, {**tool_input, "answers": dict(answers)}))
 
+    def typed(question: dict[str, Any], box: widgets.Text) -> None:
+        """The user's own answer instead of an option (the tool tells the model so)."""
+        if not box.value.strip():
+            return
+        answers[question["question"]] = box.value.strip()
+        if all(q["question"] in answers for q in questions):
+            _resolve(future, ("allow", None, {**tool_input, "answers": dict(answers)}))
+
     for question in questions:
         rows.append(widgets.HTML(f"<b>{html.escape(question['question'])}</b>"))
         buttons = []
@@ -95,7 +87,11 @@ def _question_card(tool_input: dict[str, Any], future: asyncio.Future[Answer]) -
             button = widgets.Button(description=option["label"], tooltip=option["description"])
             button.on_click(lambda _, q=question, label=option["label"]: chose(q, label))
             buttons.append(button)
-        rows.append(widgets.HBox(buttons))
+        own = widgets.Text(placeholder="…or type your own answer",
+                           layout=widgets.Layout(width="40%"))
+        send = widgets.Button(description="Send answer")
+        send.on_click(lambda _, q=question, box=own: typed(q, box))
+        rows.append(widgets.HBox([*buttons, own, send]))
     done = widgets.Button(description="Done", button_style="success")
     done.on_click(lambda _: _resolve(future, ("allow", None,
                                               {**tool_input, "answers": dict(answers)})))
@@ -132,15 +128,39 @@ async def ask_with_buttons(tool_name: str, tool_input: dict[str, Any],
     card = (_question_card(tool_input, future) if tool_name == "AskUserQuestion"
             else _permission_card(tool_name, tool_input, context, future))
     handle = display(card, display_id=True)
+    attention = display(_attention(True, tool_name), raw=True, display_id=True)
     try:
         answer = await future
     except asyncio.CancelledError:
         handle.update(_line(f"✗ Interrupted while waiting to approve {tool_name}"), raw=True)
         card.close()
         raise
+    finally:
+        attention.update(_attention(False, tool_name), raw=True)
     handle.update(_line(_decided_text(tool_name, tool_input, answer)), raw=True)
     card.close()
     return answer, handle
+
+
+#: The browser tab's title says a card waits (a card off-screen is easy to miss), and a
+#: desktop notification appears where the user already allowed this page to show them.
+_TITLE_MARK = "⏳ Approval needed · "
+
+
+def _attention(waiting: bool, tool_name: str) -> dict[str, str]:
+    """A script output (run by JupyterLab / Notebook for trusted outputs; nothing is
+    saved, the cell's outputs are replaced at the end) that marks or unmarks the title."""
+    mark = json.dumps(_TITLE_MARK)
+    if waiting:
+        body = json.dumps(f"fuxi needs your approval to use {tool_name}")
+        script = (f"if (!document.title.startsWith({mark})) {{ document.title = {mark} + "
+                  "document.title; }\n"
+                  "if (window.Notification && Notification.permission === 'granted') {"
+                  f" new Notification('Approval needed', {{body: {body}}}); }}")
+    else:
+        script = (f"if (document.title.startsWith({mark})) {{ document.title = "
+                  f"document.title.slice({mark}.length); }}")
+    return {"application/javascript": script, "text/plain": ""}
 
 
 async def ask_replay(summary_markdown: str) -> bool:

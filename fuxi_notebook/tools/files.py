@@ -50,6 +50,8 @@ def folder_rule(tool: str, file_path: object) -> str:
     if not isinstance(file_path, str) or not file_path:
         return tool
     folder = Path(file_path).parent
+    if str(folder) == ".":  # a file in the working directory (`././**` matches nothing)
+        return f"{tool}(./**)"
     anchor = f"/{folder}" if folder.is_absolute() else f"./{folder}"
     return f"{tool}({anchor.rstrip('/')}/**)"
 

@@ -228,3 +228,76 @@ def test_dollar_amounts_stay_text_live_and_after_reload(notebook, api: FakeMessa
     nb.reload()
     nb.wait_output(1, "To sum up")
     _no_math(nb, 1)
+
+
+def test_stop_mid_answer_keeps_the_text_and_shows_one_line(notebook, api: FakeMessagesServer):
+    """Issue 9, items 2 and 4, as a user saw them: after Stop the streamed paragraph was
+    gone ("Stopped · 0 turns") and a 20-line traceback through the package was saved."""
+    answer = Turn([text("North sold the most this quarter, then South, and the other "
+                        "regions trail far behind them.")])
+    api.add(Fault(stall_seconds=60, cut_after_events=4, turn=answer))
+    nb = notebook([LOAD, "%%fuxi\nWhich region sold most?", 'print("alive")'])
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    nb.wait_output(1, "North sold the most")  # on screen, and the model has gone quiet
+    nb.interrupt()
+    nb.wait_output(1, "Stopped: interrupted by the user", timeout=10)
+    nb.wait_done(1, timeout=10)
+    shown = nb.output_text(1)
+    assert "North sold the most" in shown and "cut off" in shown  # kept, and marked
+    assert "1 turn" in shown
+    assert "Traceback" not in shown and "__import__" not in shown
+    assert "fuxi_notebook" not in shown
+    nb.save()
+    saved = nbformat.read(str(nb.path), as_version=4)
+    errors = [o for o in saved.cells[1].outputs if o.get("output_type") == "error"]
+    assert len(errors) == 1 and len(errors[0]["traceback"]) == 1
+    nb.run_cell(2)
+    nb.wait_output(2, "alive", timeout=15)
+
+
+def test_the_tab_title_says_when_a_card_waits(notebook, api: FakeMessagesServer):
+    """Issue 9, item 14: a card off-screen was missed; the tab title now says so."""
+    api.add(Turn([tool_use("Bash", {"command": "touch title-file"})]), Turn([text("done")]))
+    nb = notebook([LOAD, "%%fuxi\nsay something"])
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    nb.wait_buttons(1, "Allow", "Always allow", "Deny")
+    expect_title = nb.page.wait_for_function(
+        "() => document.title.startsWith('⏳ Approval needed')", timeout=15_000)
+    assert expect_title
+    nb.click(1, "Allow")
+    nb.page.wait_for_function(
+        "() => !document.title.startsWith('⏳ Approval needed')", timeout=15_000)
+    nb.wait_output(1, DONE)
+    nb.wait_done(1)
+    nb.save()
+    saved = nbformat.read(str(nb.path), as_version=4)
+    mimes = [m for o in saved.cells[1].outputs for m in o.get("data", {})]
+    assert "application/javascript" not in mimes  # the script is not left in the file
+
+
+def test_cards_show_code_and_diffs_formatted(notebook, api: FakeMessagesServer):
+    """Issue 9, item 8: InsertCell showed escaped JSON; Write showed no diff or path."""
+    api.add(Turn([tool_use("Write", {"file_path": "notes.md",
+                                     "content": "# Notes\nSouth leads\n"})]),
+            Turn([tool_use("InsertCell", {"code": "sales.plot(x='month')"})]),
+            Turn([text("done")]))
+    nb = notebook([LOAD, "%%fuxi\nupdate my notes, then add a plot cell"])
+    (nb.lab.root / "notes.md").write_text("# Notes\nNorth leads\n")
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    nb.wait_buttons(1, "Allow", "Always allow", "Deny")
+    card = nb.outputs(1).inner_text()
+    assert "overwrite" in card and str(nb.lab.root / "notes.md") in card
+    assert "-North leads" in card and "+South leads" in card
+    assert "Always allow adds Edit(./**) for the rest of this session" in card
+    nb.screenshot(SCREENSHOTS / "write-card.png", index=1)
+    nb.click(1, "Allow")
+    code = nb.outputs(1).locator(".widget-html pre", has_text="sales.plot(x=")
+    code.wait_for(timeout=30_000)  # the InsertCell card
+    assert code.inner_text().strip() == "sales.plot(x='month')"  # code, not escaped JSON
+    assert code.locator("span[style]").count() > 0  # highlighted
+    nb.click(1, "Deny")
+    nb.wait_output(1, DONE)
+    nb.wait_done(1)

@@ -160,6 +160,21 @@ class KernelHarness:
         with self._lock:
             return list(self._iopub[mark:])
 
+    def text_field(self, placeholder: str, after: int = 0) -> str:
+        """The comm id of the widget text field with this placeholder (waiting for it)."""
+        message = self.wait_for(
+            lambda m: m["msg_type"] == "comm_open"
+            and m["content"]["data"].get("state", {}).get("_model_name") == "TextModel"
+            and m["content"]["data"]["state"].get("placeholder") == placeholder
+            and self._iopub.index(m) >= after)
+        return message["content"]["comm_id"]
+
+    def type_into(self, comm_id: str, value: str) -> None:
+        """What ipywidgets' TextView sends as the user types (a state update)."""
+        data = {"method": "update", "state": {"value": value}, "buffer_paths": []}
+        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id,
+                                                                     "data": data}))
+
     def click(self, comm_id: str) -> None:
         """What ipywidgets' ButtonView sends when clicked."""
         data = {"method": "custom", "content": {"event": "click"}}

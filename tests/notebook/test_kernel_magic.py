@@ -412,3 +412,23 @@ def test_an_interrupt_mid_answer_keeps_the_text_shown(fresh, api):
     assert "North sold the most" in result.final(RECORD_MIME)["data"]["text/markdown"]
     fresh.run("%%fuxi\ngo on")
     assert "North sold the most" in json.dumps(api.requests[-1]["messages"])
+
+
+def test_ask_user_question_takes_a_free_text_answer(fresh, api):
+    """Issue 9, item 15: the tool tells the model the user can answer in their own words."""
+    question = {"questions": [{"question": "Which format?", "header": "Format",
+                               "multiSelect": False,
+                               "options": [{"label": "CSV", "description": "plain"},
+                                           {"label": "Parquet", "description": "columnar"}]}]}
+    api.add(Turn([tool_use("AskUserQuestion", question)]), Turn([text("Feather it is")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi\nsave the data", cell_id="cell-q-own")
+    field = fresh.text_field("…or type your own answer", after=mark)
+    fresh.type_into(field, "Feather, compressed")
+    fresh.click(fresh.button("Send answer", after=mark))
+    result = fresh.wait(msg_id, timeout=30)
+    assert result.status == "ok"
+    answer = api.requests[1]["messages"][-1]["content"][0]
+    assert '"Which format?" = "Feather, compressed"' in answer["content"]
+    assert record_of(result)["approvals"][0]["answers"] == {
+        "Which format?": "Feather, compressed"}

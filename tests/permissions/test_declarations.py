@@ -164,6 +164,7 @@ async def test_a_new_edit_tool_is_approved_by_accept_edits_inside_only(tmp_path)
     ("Python", {"code": "1"}, "Python"),
     ("InsertCell", {"code": "1"}, "InsertCell"),
     ("Write", {"file_path": "out/a.txt", "content": ""}, "Edit(./out/**)"),
+    ("Write", {"file_path": "a.txt", "content": ""}, "Edit(./**)"),
     ("Edit", {"file_path": "/srv/data/a.txt", "old_string": "a", "new_string": "b"},
      "Edit(//srv/data/**)"),
     ("Read", {"file_path": "/srv/data/a.txt"}, "Read(//srv/data/**)"),
@@ -174,6 +175,15 @@ async def test_suggestions_say_what_always_allow_adds(tmp_path, tool, tool_input
     [suggestion] = recorder.contexts[0].suggestions
     assert suggestion.type == "addRules" and suggestion.behavior == "allow"
     assert [str(r) for r in suggestion.rules or []] == [rule]
+
+
+async def test_the_suggested_rule_for_a_file_in_the_working_directory_covers_it(tmp_path):
+    """`Edit(././**)` matched nothing: "Always allow" on a file in the cwd added a dead
+    rule."""
+    engine = PermissionEngine(FuxiAgentOptions(), cwd=tmp_path, tools=all_tools())
+    engine.apply(engine.suggestions("Write", {"file_path": "notes.md", "content": ""}))
+    decision = await engine.decide("Write", {"file_path": "notes.md", "content": "x"}, "t")
+    assert decision.behavior == "allow"
 
 
 async def test_the_suggested_rule_allows_the_same_call_next_time(tmp_path):

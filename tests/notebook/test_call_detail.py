@@ -1,0 +1,46 @@
+"""Issue 9, item 8: approval cards show what is approved, formatted to read."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from fuxi_notebook.notebook.call_detail import describe_call
+
+
+def _text(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def test_insert_cell_shows_highlighted_code_not_json():
+    shown = describe_call("InsertCell", {"code": "sales.plot(x='month')\nplt.show()"})
+    assert "<span style=" in shown  # highlighted
+    assert '"code"' not in _text(shown) and "{" not in _text(shown)
+    assert _text(shown) == "sales.plot(x='month')\nplt.show()"  # all of it, exactly
+
+
+def test_write_over_an_existing_file_is_a_diff_with_the_resolved_path(tmp_path):
+    (tmp_path / "report.md").write_text("# Sales\nNorth leads\n")
+    shown = describe_call("Write", {"file_path": "report.md",
+                                    "content": "# Sales\nSouth leads\n"}, tmp_path)
+    text = _text(shown)
+    assert text.startswith(f"overwrite {tmp_path / 'report.md'}")
+    assert "-North leads" in text and "+South leads" in text and " # Sales" in text
+
+
+def test_write_of_a_new_file_says_so(tmp_path):
+    text = _text(describe_call("Write", {"file_path": "new.md", "content": "hello"}, tmp_path))
+    assert text == f"new file {tmp_path / 'new.md'}hello"
+
+
+def test_edit_is_a_diff_and_other_tools_are_json(tmp_path):
+    text = _text(describe_call("Edit", {"file_path": "/srv/a.py", "old_string": "x = 1",
+                                        "new_string": "x = 2", "replace_all": True}))
+    assert text.startswith("edit /srv/a.py (every occurrence)")
+    assert "-x = 1" in text and "+x = 2" in text
+    assert '"name": "df"' in _text(describe_call("Inspect", {"name": "df"}))
+
+
+def test_bash_shows_the_whole_command():
+    command = "touch a && echo 'a long command that must be shown whole' && echo end"
+    assert _text(describe_call("Bash", {"command": command})) == command
