@@ -142,14 +142,18 @@ class KernelHarness:
                     raise TimeoutError("expected iopub message did not arrive")
                 self._lock.wait(left)
 
-    def button(self, description: str, after: int = 0) -> str:
-        """The comm id of the widget button with this label (waiting for it)."""
+    def widget(self, model: str, key: str, value: str, after: int = 0) -> str:
+        """The comm id of the widget `model` whose state has `key == value` (waiting)."""
         message = self.wait_for(
             lambda m: m["msg_type"] == "comm_open"
-            and m["content"]["data"].get("state", {}).get("_model_name") == "ButtonModel"
-            and m["content"]["data"]["state"].get("description") == description
+            and m["content"]["data"].get("state", {}).get("_model_name") == model
+            and m["content"]["data"]["state"].get(key) == value
             and self._iopub.index(m) >= after)
         return message["content"]["comm_id"]
+
+    def button(self, description: str, after: int = 0) -> str:
+        """The comm id of the widget button with this label (waiting for it)."""
+        return self.widget("ButtonModel", "description", description, after)
 
     def iopub_count(self) -> int:
         with self._lock:
@@ -162,12 +166,7 @@ class KernelHarness:
 
     def text_field(self, placeholder: str, after: int = 0) -> str:
         """The comm id of the widget text field with this placeholder (waiting for it)."""
-        message = self.wait_for(
-            lambda m: m["msg_type"] == "comm_open"
-            and m["content"]["data"].get("state", {}).get("_model_name") == "TextModel"
-            and m["content"]["data"]["state"].get("placeholder") == placeholder
-            and self._iopub.index(m) >= after)
-        return message["content"]["comm_id"]
+        return self.widget("TextModel", "placeholder", placeholder, after)
 
     def type_into(self, comm_id: str, value: str) -> None:
         """What ipywidgets' TextView sends as the user types (a state update)."""

@@ -12,6 +12,13 @@ from fuxi_notebook.testing import Fault, Turn, text, tool_use
 
 from .kernel_harness import KernelHarness, record_of, wait_until
 
+#: A question with two options (the buttons a person would click).
+FORMAT_QUESTION = {"questions": [{"question": "Which format?", "header": "Format",
+                                  "multiSelect": False,
+                                  "options": [{"label": "CSV", "description": "plain"},
+                                              {"label": "Parquet",
+                                               "description": "columnar"}]}]}
+
 
 def test_load_ext_is_fast_and_help_shows_usage(tmp_path):
     fresh_kernel = KernelHarness(cwd=str(tmp_path), env={"FUXI_BLOCK_REAL_API": "1"})
@@ -202,11 +209,7 @@ def test_deny_button_with_reason_never_runs_the_command(fresh, api):
 
 
 def test_ask_user_question_buttons(fresh, api):
-    question = {"questions": [{"question": "Which format?", "header": "Format",
-                               "multiSelect": False,
-                               "options": [{"label": "CSV", "description": "plain"},
-                                           {"label": "Parquet", "description": "columnar"}]}]}
-    api.add(Turn([tool_use("AskUserQuestion", question)]), Turn([text("Parquet it is")]))
+    api.add(Turn([tool_use("AskUserQuestion", FORMAT_QUESTION)]), Turn([text("Parquet it is")]))
     mark = fresh.iopub_count()
     msg_id = fresh.send("%%fuxi\nsave the data", cell_id="cell-q")
     fresh.click(fresh.button("Parquet", after=mark))
@@ -416,11 +419,7 @@ def test_an_interrupt_mid_answer_keeps_the_text_shown(fresh, api):
 
 def test_ask_user_question_takes_a_free_text_answer(fresh, api):
     """Issue 9, item 15: the tool tells the model the user can answer in their own words."""
-    question = {"questions": [{"question": "Which format?", "header": "Format",
-                               "multiSelect": False,
-                               "options": [{"label": "CSV", "description": "plain"},
-                                           {"label": "Parquet", "description": "columnar"}]}]}
-    api.add(Turn([tool_use("AskUserQuestion", question)]), Turn([text("Feather it is")]))
+    api.add(Turn([tool_use("AskUserQuestion", FORMAT_QUESTION)]), Turn([text("Feather it is")]))
     mark = fresh.iopub_count()
     msg_id = fresh.send("%%fuxi\nsave the data", cell_id="cell-q-own")
     field = fresh.text_field("…or type your own answer", after=mark)
