@@ -118,9 +118,12 @@ def cost_usd(model: str, usage: dict[str, Any]) -> float | None:
     return total / 1_000_000
 
 
-def format_cost(cost: float | None) -> str:
-    """`$0.0123`, or "price unknown" when the cost is None (never a made-up `$0`)."""
-    return PRICE_UNKNOWN if cost is None else f"${cost:.4f}"
+def format_cost(cost: float | None, *, estimate: bool = False) -> str:
+    """`$0.0123` (`$0.0123 (estimate)`: computed from the price table, not billed), or
+    "price unknown" when the cost is None (never a made-up `$0`)."""
+    if cost is None:
+        return PRICE_UNKNOWN
+    return f"${cost:.4f} (estimate)" if estimate else f"${cost:.4f}"
 
 
 def _dollars(per_million: float) -> str:

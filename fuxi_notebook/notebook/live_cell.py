@@ -74,9 +74,10 @@ class LiveCell:
         tokens = self.session.usage.since(self.run.usage_at_start)
         read = (tokens["input_tokens"] + tokens["cache_read_input_tokens"]
                 + tokens["cache_creation_input_tokens"])
-        cost = format_cost(self.session.usage.cost_since(self.run.usage_at_start))
+        cost = format_cost(self.session.usage.cost_since(self.run.usage_at_start),
+                           estimate=True)
         return (f"running · {self.run.num_turns} model turn(s) so far · {read} in / "
-                f"{tokens['output_tokens']} out tokens · {cost} (estimate)")
+                f"{tokens['output_tokens']} out tokens · {cost}")
 
     def _content(self, body: str) -> list[dict[str, Any]]:
         blocks = [reminder(f"{CONTEXT_TITLE}\n{self.context}")] if self.context else []

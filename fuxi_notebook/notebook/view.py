@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sessions.markdown import escape_math, fence
-from ..sessions.transcript import context_details, edit_diff, input_summary
+from ..sessions.transcript import context_details, edit_diff, end_words, input_summary
 from ..types import (
     AssistantMessage,
     Message,
@@ -83,7 +83,7 @@ class ToolCard:
     def status(self) -> str:
         if self.result is None:
             return "waiting for approval…" if self.decision == "asking" else "running…"
-        mark = "✗ error" if self.is_error else "✓"
+        mark = "✗ failed" if self.is_error else "✓"
         return f"{mark} · {self.duration or 0:.1f} s"
 
     def markdown(self) -> str:
@@ -194,8 +194,11 @@ class LiveView:
         tokens = f"{read} in / {usage.get('output_tokens', 0)} out"
         unpriced = any(entry.get("costUSD") is None
                        for entry in (result.model_usage or {}).values())
-        cost = format_cost(None if unpriced else result.total_cost_usd)
-        return f"{result.subtype} · {result.num_turns} turns · {tokens} tokens · {cost}"
+        cost = format_cost(None if unpriced else result.total_cost_usd, estimate=True)
+        word = "Stopped" if result.is_error else "Done"
+        turns = f"{result.num_turns} turn{'' if result.num_turns == 1 else 's'}"
+        return " · ".join(part for part in (f"{word} after {turns}", end_words(result.subtype),
+                                            f"{tokens} tokens", cost) if part)
 
     def markdown(self) -> str:
         """The whole view as markdown (JupyterLab renders `<details>` as collapsibles)."""

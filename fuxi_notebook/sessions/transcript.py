@@ -18,8 +18,8 @@ from ..types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
 from .markdown import code_span, escape_math, fence
 from .record import ApprovalRecord, ResultSummary, SessionRecord
 
-__all__ = ["CONTEXT_TITLE", "context_details", "edit_diff", "input_summary",
-           "render_transcript", "render_transcript_text", "result_text"]
+__all__ = ["CONTEXT_TITLE", "END_WORDS", "context_details", "edit_diff", "end_words",
+           "input_summary", "render_transcript", "render_transcript_text", "result_text"]
 
 #: Input fields that say most about a call, best first.
 _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
@@ -249,11 +249,19 @@ _VERBS = {"allow": "allowed", "always_allow": "always allowed", "deny": "denied"
 _WHO = {"user": "by you", "rule": "by rule", "policy": "by policy", "replay": "on replay"}
 
 
+def _failed(tool: _Tool) -> str:
+    """` ✗ failed` for a call that ran and failed; a denial already says what happened."""
+    denied = any(a.decision == "deny" for a in tool.approvals)
+    return " ✗ failed" if tool.is_error and not denied else ""
+
+
 def _approval_note(approval: ApprovalRecord, code: Callable[[str], str],
                    prose: Callable[[str], str] = str) -> str:
     """E.g. `allowed by you`, `denied by policy: outside the project` (`prose` escapes the
     reason, which someone else wrote)."""
-    note = f"{_VERBS[approval.decision]} {_WHO[approval.source]}"
+    verb = "answered" if approval.answers and approval.decision != "deny" else (
+        _VERBS[approval.decision])
+    note = f"{verb} {_WHO[approval.source]}"
     if approval.rule and approval.source == "rule":
         note += f" {code(approval.rule)}"
     elif approval.rule:
@@ -285,8 +293,7 @@ def _markdown_tool(tool: _Tool) -> str:
     header = f"**{tool.name}** {code_span(tool.summary)}"
     header += "".join(f" ({_approval_note(a, code_span, escape_math)})"
                       for a in tool.approvals)
-    if tool.is_error:
-        header += " ✗ error"
+    header += _failed(tool)
     lines = [header]
     if tool.detail:
         lines.append(fence(tool.detail, tool.detail_lang))
@@ -304,11 +311,24 @@ def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.strip().splitlines()) or ">"
 
 
+#: How a run ended, in a user's words (the record keeps the API's subtype).
+END_WORDS = {"success": "", "error_max_turns": "the turn limit was reached",
+             "error_max_budget_usd": "the budget was reached",
+             "error_max_structured_output_retries": "the answer never matched the schema",
+             "error_during_execution": ""}
+
+
+def end_words(subtype: str) -> str:
+    """`the turn limit was reached`, `` for a plain end (the errors below say why)."""
+    return END_WORDS.get(subtype, subtype.replace("_", " "))
+
+
 def _ending(result: ResultSummary, *, bold: bool) -> str:
-    """`Done · success · 4 turns`, or `Stopped · error_max_turns · 3 turns` with errors."""
+    """`Done · 4 turns`, or `Stopped · the turn limit was reached · 3 turns` with errors."""
     word = "Stopped" if result.is_error else "Done"
     turns = f"{result.num_turns} turn{'' if result.num_turns == 1 else 's'}"
-    line = f"{f'**{word}**' if bold else word} · {result.subtype} · {turns}"
+    why = end_words(result.subtype)
+    line = " · ".join(part for part in (f"**{word}**" if bold else word, why, turns) if part)
     if result.errors:
         line += "\n" + "\n".join(f"- {e}" for e in result.errors)
     return line
@@ -333,8 +353,7 @@ def _plain(part: _Part) -> str:
 def _plain_tool(tool: _Tool) -> str:
     header = f"{tool.name}: {tool.summary}"
     header += "".join(f" ({_approval_note(a, str)})" for a in tool.approvals)
-    if tool.is_error:
-        header += " ✗ error"
+    header += _failed(tool)
     lines = [header]
     if tool.detail:
         lines.append(_indent(tool.detail, "    "))

@@ -34,13 +34,13 @@ def test_markdown_transcript_of_a_realistic_run():
     assert md.startswith("> Fix the failing test\n\n")
     assert "<details><summary>Thinking</summary>\n\nRun the tests first.\n\n</details>" in md
     assert "\n\nLet me run the tests.\n\n" in md
-    assert "**Bash** `npm test` (allowed by you) ✗ error\n\n```\n1 failing: add()\n```" in md
+    assert "**Bash** `npm test` (allowed by you) ✗ failed\n\n```\n1 failing: add()\n```" in md
     assert "**Edit** `src/add.js` (always allowed by you, rule `Edit(src/**)`)" in md
     assert ("```diff\n--- a/src/add.js\n+++ b/src/add.js\n@@ -1 +1 @@\n"
             "-return a - b;\n+return a + b;\n```") in md
-    assert ("**Bash** `rm -rf node_modules` (denied by policy: deleting dependencies) ✗ error"
+    assert ("**Bash** `rm -rf node_modules` (denied by policy: deleting dependencies)"
             in md)
-    assert md.endswith("**Stopped** · error_max_turns · 3 turns\n"
+    assert md.endswith("**Stopped** · the turn limit was reached · 3 turns\n"
                        "- Reached the maximum number of turns (3)")
     # the final text appears once; no costs or timings
     assert md.count("All tests pass.") == 1
@@ -48,7 +48,7 @@ def test_markdown_transcript_of_a_realistic_run():
 
 
 def test_successful_run_ends_with_done():
-    assert render_transcript(_record()).endswith("\n\n**Done** · success · 4 turns")
+    assert render_transcript(_record()).endswith("\n\n**Done** · 4 turns")
 
 
 def test_plain_text_transcript_says_the_same_without_markdown():
@@ -56,12 +56,12 @@ def test_plain_text_transcript_says_the_same_without_markdown():
 
     assert "**Bash**" not in text and "```" not in text and "<details>" not in text
     assert text.startswith("> Fix the failing test\n\nThinking:\n  Run the tests first.")
-    assert "Bash: npm test (allowed by you) ✗ error\n  ⎿ 1 failing: add()" in text
+    assert "Bash: npm test (allowed by you) ✗ failed\n  ⎿ 1 failing: add()" in text
     assert ("Edit: src/add.js (always allowed by you, rule Edit(src/**))\n"
             "    --- a/src/add.js\n    +++ b/src/add.js\n    @@ -1 +1 @@\n"
             "    -return a - b;\n    +return a + b;\n  ⎿ Edited src/add.js") in text
-    assert "Bash: rm -rf node_modules (denied by policy: deleting dependencies) ✗ error" in text
-    assert text.endswith("Stopped · error_max_turns · 3 turns\n"
+    assert "Bash: rm -rf node_modules (denied by policy: deleting dependencies)" in text
+    assert text.endswith("Stopped · the turn limit was reached · 3 turns\n"
                          "- Reached the maximum number of turns (3)")
 
 
