@@ -157,9 +157,9 @@ class FuxiMagics(Magics):
             agent.reseal()  # a change through fuxi's own command
             return "fuxi: the next %%fuxi cell starts a new conversation."
         if words[0] == "config":
-            shown = _configure(agent, line.split("config", 1)[1])
+            _configure(agent, line.split("config", 1)[1])
             agent.reseal()
-            return shown
+            return None
         if words[0] == "sessions":
             return _sessions(agent)
         if words[0] == "models":
@@ -169,7 +169,7 @@ class FuxiMagics(Magics):
                          "(see %%fuxi? for the options)")
 
 
-def _configure(agent: Any, rest: str) -> str:
+def _configure(agent: Any, rest: str) -> None:
     try:
         args = parse_cell_line(rest, prog="%fuxi config")
     except MagicArgsError as error:
@@ -180,8 +180,31 @@ def _configure(agent: Any, rest: str) -> str:
     agent.defaults.update(args.settings())
     if args.replay is not None:
         agent.defaults["replay"] = args.replay
-    shown = ", ".join(f"{k}={v!r}" for k, v in sorted(agent.defaults.items())) or "(none)"
-    return f"fuxi defaults: {shown}"
+    _show_settings(agent.defaults)
+
+
+def _setting(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _show_settings(defaults: dict[str, Any]) -> None:
+    """The defaults later cells use, as a table (a quoted Python dict was hard to read)."""
+    from IPython.display import display
+
+    from ..sessions.markdown import code_span, escape_math
+
+    rows = sorted(defaults.items())
+    if not rows:
+        text = "fuxi defaults: none (each cell uses its own options)"
+        display({"text/markdown": text, "text/plain": text}, raw=True)
+        return
+    names = {name: "--" + name.replace("_", "-") for name, _ in rows}
+    markdown = "\n".join(["**fuxi defaults** for later cells", "", "| option | value |",
+                          "|---|---|", *(f"| `{names[n]}` | {code_span(_setting(v))} |"
+                                         for n, v in rows)])
+    plain = "\n".join(["fuxi defaults for later cells:",
+                       *(f"  {names[n]}: {_setting(v)}" for n, v in rows)])
+    display({"text/markdown": escape_math(markdown), "text/plain": plain}, raw=True)
 
 
 def _sessions(agent: Any) -> None:

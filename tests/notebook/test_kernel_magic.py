@@ -116,7 +116,9 @@ def test_allowed_tools_option_lets_the_command_run(fresh, api):
 def test_config_defaults_apply_to_later_cells(fresh, api):
     api.add(Turn([text("ok")]))
     shown = fresh.run("%fuxi config --model claude-haiku-5-5 --effort low")
-    assert "claude-haiku-5-5" in shown.displays[0]["data"]["text/plain"]
+    table = shown.displays[0]["data"]  # issue 9, item 12: a table, not a quoted dict
+    assert "| `--model` | `claude-haiku-5-5` |" in table["text/markdown"]
+    assert "  --effort: low" in table["text/plain"] and "{" not in table["text/plain"]
     fresh.run("%%fuxi\nhi")
     assert api.requests[0]["model"] == "claude-haiku-5-5"
     assert api.requests[0]["output_config"] == {"effort": "low"}
