@@ -237,8 +237,13 @@ def _models(agent: Any) -> None:
     display({"text/markdown": escape_math(text), "text/plain": text}, raw=True)
 
 
-def _session_summary(agent: Any) -> str:
+def _session_summary(agent: Any) -> str | None:
+    """`%fuxi`: the session's totals in one line, and a table of its cells (turns, tokens,
+    cost, time) under it."""
+    from IPython.display import display
+
     from ..pricing import format_cost
+    from ..sessions.markdown import escape_math
 
     session = agent.session
     if session is None:
@@ -246,12 +251,39 @@ def _session_summary(agent: Any) -> str:
     tokens = session.usage.tokens
     total_in = sum(tokens[key] for key in ("input_tokens", "cache_read_input_tokens",
                                            "cache_creation_input_tokens"))
-    return (f"fuxi session {session.id[:8]} · model {session.model_name} · "
+    line = (f"fuxi session {session.id[:8]} · model {session.model_name} · "
             f"{agent.runs} cell run(s) · {agent.turns} turn(s) · "
             f"{total_in} input / "
             f"{tokens['output_tokens']} output tokens "
             f"({tokens['cache_read_input_tokens']} from cache) · "
-            f"{format_cost(session.usage.total_cost_usd)}")
+            f"{format_cost(session.usage.total_cost_usd, estimate=True)}")
+    rows = _cell_rows(agent, session.id)
+    header = ["| cell | turns | tokens in / out | cost | time |", "|---|---:|---:|---:|---:|"]
+    markdown = "\n".join([line, "", *header, *(f"| `{r[0]}` | " + " | ".join(r[1:]) + " |"
+                                                for r in rows)]) if rows else line
+    plain = "\n".join([line, *("  " + " · ".join(r) for r in rows)])
+    display({"text/markdown": escape_math(markdown), "text/plain": plain}, raw=True)
+    return None
+
+
+def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
+    """One row per cell of this session run in the kernel (from what its output kept)."""
+    from ..pricing import format_cost
+
+    rows = []
+    for cell_id in agent.conversations.order:
+        remembered = agent.conversations.records[cell_id]
+        if remembered.record.session_id != session_id:
+            continue
+        volatile = remembered.volatile or {}
+        usage = volatile.get("usage") or {}
+        read = sum(usage.get(k, 0) for k in ("input_tokens", "cache_read_input_tokens",
+                                             "cache_creation_input_tokens"))
+        seconds = (volatile.get("duration_ms") or 0) / 1000
+        rows.append((cell_id, str(remembered.record.result.num_turns),
+                     f"{read} / {usage.get('output_tokens', 0)}",
+                     format_cost(volatile.get("cost_usd"), estimate=True), f"{seconds:.1f} s"))
+    return rows
 
 
 #: What the first `%%fuxi` cell needs, imported in the background once the extension is

@@ -433,3 +433,16 @@ def test_ask_user_question_takes_a_free_text_answer(fresh, api):
     assert '"Which format?" = "Feather, compressed"' in answer["content"]
     assert record_of(result)["approvals"][0]["answers"] == {
         "Which format?": "Feather, compressed"}
+
+
+def test_fuxi_shows_a_table_of_the_cells(fresh, api):
+    """Issue 9, item 12: `%fuxi` was a quoted Python string; now totals and a row per cell."""
+    api.add(Turn([text("one")]), Turn([text("two")]))
+    first = record_of(fresh.run("%%fuxi\nfirst"))
+    second = record_of(fresh.run("%%fuxi\nsecond"))
+    shown = fresh.run("%fuxi").displays[0]["data"]
+    table = shown["text/markdown"]
+    assert "| cell | turns | tokens in / out | cost | time |" in table
+    assert f"| `{first['cell_id']}` | 1 |" in table and f"| `{second['cell_id']}` | 1 |" in table
+    assert "\\$" in table and "(estimate)" in table  # costs, escaped for markdown
+    assert shown["text/plain"].startswith("fuxi session ")
