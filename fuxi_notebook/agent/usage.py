@@ -7,12 +7,13 @@ rather than a guess.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..pricing import cost_usd
 
-__all__ = ["UsageTotals"]
+__all__ = ["UsageTotals", "tokens_in"]
 
 _TOKEN_KEYS = (
     "input_tokens",
@@ -20,6 +21,12 @@ _TOKEN_KEYS = (
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
 )
+
+
+def tokens_in(counts: Mapping[str, Any]) -> int:
+    """All the input a model read: fresh, from the cache, and written to the cache."""
+    return sum(int(counts.get(key) or 0) for key in (
+        "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
 
 
 def _empty() -> dict[str, int]:

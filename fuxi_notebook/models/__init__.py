@@ -23,6 +23,7 @@ __all__ = [
     "RawEvent",
     "RetryPolicy",
     "ScriptedModel",
+    "model_name",
     "resolve_model",
 ]
 
@@ -31,10 +32,14 @@ __all__ = [
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
+def model_name(spec: str | None = None) -> str:
+    """The model id `spec` stands for: itself, else `FUXI_MODEL`, else `DEFAULT_MODEL`."""
+    return spec or os.environ.get("FUXI_MODEL") or DEFAULT_MODEL
+
+
 def resolve_model(spec: str | Model | None) -> Model:
-    """The model for `options.model`: an instance as is, else an id (then `FUXI_MODEL`,
-    then `DEFAULT_MODEL`) served by the Anthropic API."""
+    """The model for `options.model`: an instance as is, else an id (`model_name`) served
+    by the Anthropic API."""
     if spec is not None and not isinstance(spec, str):
         return spec
-    name = spec or os.environ.get("FUXI_MODEL") or DEFAULT_MODEL
-    return AnthropicModel(name)
+    return AnthropicModel(model_name(spec))

@@ -21,6 +21,7 @@ from IPython.core.error import UsageError
 
 from ..agent.session import Session
 from ..errors import ConfigurationError
+from ..models import model_name
 from ..options import FuxiAgentOptions
 from ..permissions.integrity import Watched
 from ..sessions.history import extend_history
@@ -164,7 +165,7 @@ class NotebookAgent:
         try:
             plan = self.conversations.plan(cell=cell, new=args.new, resume=args.resume,
                                            fork=args.fork, key=key,
-                                           model=model or _default_model())
+                                           model=model_name(model))
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
         if plan.source != "kernel":  # `%fuxi` counts the runs of this conversation
@@ -317,12 +318,6 @@ class NotebookAgent:
         self.shell.user_ns["_fuxi"] = run
         self.runs += 1
         self.turns += run.result.num_turns
-
-
-def _default_model() -> str:
-    from ..models import DEFAULT_MODEL
-
-    return os.environ.get("FUXI_MODEL") or DEFAULT_MODEL
 
 
 def _renderer(frontend: str) -> Renderer:

@@ -227,12 +227,11 @@ def _models(agent: Any) -> None:
     DEFAULT_MODEL)."""
     from IPython.display import display
 
-    from ..models import DEFAULT_MODEL
+    from ..models import model_name
     from ..pricing import models_table
     from ..sessions.markdown import escape_math
 
-    default = agent.defaults.get("model") or os.environ.get("FUXI_MODEL") or DEFAULT_MODEL
-    text = models_table(str(default))
+    text = models_table(model_name(agent.defaults.get("model")))
     # a `$` in markdown starts math in JupyterLab: the prices are escaped there
     display({"text/markdown": escape_math(text), "text/plain": text}, raw=True)
 
@@ -242,6 +241,7 @@ def _session_summary(agent: Any) -> str | None:
     cost, time) under it."""
     from IPython.display import display
 
+    from ..agent.usage import tokens_in
     from ..pricing import format_cost
     from ..sessions.markdown import escape_math
 
@@ -249,8 +249,7 @@ def _session_summary(agent: Any) -> str | None:
     if session is None:
         return "fuxi: no conversation yet (run a %%fuxi cell)."
     tokens = session.usage.tokens
-    total_in = sum(tokens[key] for key in ("input_tokens", "cache_read_input_tokens",
-                                           "cache_creation_input_tokens"))
+    total_in = tokens_in(tokens)
     line = (f"fuxi session {session.id[:8]} · model {session.model_name} · "
             f"{agent.runs} cell run(s) · {agent.turns} turn(s) · "
             f"{total_in} input / "
@@ -268,6 +267,7 @@ def _session_summary(agent: Any) -> str | None:
 
 def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
     """One row per cell of this session run in the kernel (from what its output kept)."""
+    from ..agent.usage import tokens_in
     from ..pricing import format_cost
 
     rows = []
@@ -277,8 +277,7 @@ def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
             continue
         volatile = remembered.volatile or {}
         usage = volatile.get("usage") or {}
-        read = sum(usage.get(k, 0) for k in ("input_tokens", "cache_read_input_tokens",
-                                             "cache_creation_input_tokens"))
+        read = tokens_in(usage)
         seconds = (volatile.get("duration_ms") or 0) / 1000
         rows.append((cell_id, str(remembered.record.result.num_turns),
                      f"{read} / {usage.get('output_tokens', 0)}",

@@ -13,6 +13,7 @@ from typing import Any
 from ..agent.loop import run_prompt
 from ..agent.run import Run
 from ..agent.session import Session, reminder
+from ..agent.usage import tokens_in
 from ..options import (
     PermissionResult,
     PermissionResultAllow,
@@ -72,8 +73,7 @@ class LiveCell:
     def _status(self) -> str:
         """The live status line: turns, tokens and cost so far."""
         tokens = self.session.usage.since(self.run.usage_at_start)
-        read = (tokens["input_tokens"] + tokens["cache_read_input_tokens"]
-                + tokens["cache_creation_input_tokens"])
+        read = tokens_in(tokens)
         cost = format_cost(self.session.usage.cost_since(self.run.usage_at_start),
                            estimate=True)
         return (f"running · {self.run.num_turns} model turn(s) so far · {read} in / "

@@ -13,7 +13,6 @@ from typing import Any
 
 from ..agent.session import Session
 from ..sessions import build_record, record_to_output, render_transcript, render_transcript_text
-from ..tools.base import kind_of
 from ..types import ResultMessage
 
 __all__ = ["final_outputs", "record_outputs"]
@@ -48,8 +47,8 @@ def _kinds(session: Session, messages: list[dict[str, Any]]) -> dict[str, str]:
     called = {block.get("name") for m in messages if m.get("role") == "assistant"
               and isinstance(m.get("content"), list) for block in m["content"]
               if isinstance(block, dict) and block.get("type") == "tool_use"}
-    return {name: kind_of(session.registry.get(name)) for name in sorted(called)
-            if isinstance(name, str) and name in session.registry}
+    kinds = {name: session.kind(name) for name in sorted(called) if isinstance(name, str)}
+    return {name: kind for name, kind in kinds.items() if kind is not None}
 
 
 def record_outputs(record: Any, volatile: dict[str, Any]) -> tuple[dict[str, Any],

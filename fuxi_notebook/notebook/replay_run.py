@@ -26,14 +26,7 @@ from ..sessions.replay import (
     recorded_results,
 )
 from ..sessions.transcript import CONTEXT_TITLE
-from ..tools.base import (
-    ToolError,
-    ToolOutput,
-    always_allow_of,
-    declaration_of,
-    kind_of,
-    reach_of,
-)
+from ..tools.base import ToolError, ToolOutput, declaration_of
 from ..types import ResultMessage
 from .cellrun import CellStopped, FinalOutputs, FuxiRun, ticking, with_notes
 from .outputs import record_outputs
@@ -55,10 +48,9 @@ class RecordedResults:
     def __init__(self, tool: Any, record: SessionRecord) -> None:
         self.name, self.description = tool.name, tool.description
         self.input_schema = tool.input_schema
-        self.kind = kind_of(tool)
-        declared = declaration_of(tool, tool.name)  # answers as `tool` would
-        self.reach = lambda input: reach_of(declared, input)
-        self.always_allow = lambda input: always_allow_of(declared, input)
+        declared = declaration_of(tool, tool.name)  # declares what `tool` declares
+        self.kind, self.reach, self.always_allow = (declared.kind, declared.reach,
+                                                    declared.always_allow)
         calls = recorded_calls(record)
         results = recorded_results(record)
         self._answers = [results[i] for i, call in calls.items()

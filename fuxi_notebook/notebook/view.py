@@ -186,12 +186,11 @@ class LiveView:
         """The final status line; the cost reads "price unknown" (tokens only) when the
         total is None or a model of the session has no known price (its `costUSD` is
         None): a sum without that model's part is not the cost."""
+        from ..agent.usage import tokens_in
         from ..pricing import format_cost
 
         usage = result.usage or {}
-        read = sum(usage.get(key, 0) for key in (
-            "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
-        tokens = f"{read} in / {usage.get('output_tokens', 0)} out"
+        tokens = f"{tokens_in(usage)} in / {usage.get('output_tokens', 0)} out"
         unpriced = any(entry.get("costUSD") is None
                        for entry in (result.model_usage or {}).values())
         cost = format_cost(None if unpriced else result.total_cost_usd, estimate=True)
