@@ -50,7 +50,7 @@ async def flood(deltas: int, per_tick: int) -> dict[str, float]:
     handle = CountingHandle()
     render.display = lambda *args, **kwargs: handle  # type: ignore[assignment]
     renderer = render.LiveRenderer()
-    renderer.start("benchmark")
+    renderer.start("benchmark", [])
     lags: list[float] = []
     stop = asyncio.Event()
     probe = asyncio.create_task(_probe(lags, stop))
@@ -59,8 +59,8 @@ async def flood(deltas: int, per_tick: int) -> dict[str, float]:
     renderer.on_message(StreamEvent(uuid="u", session_id="s", event={
         "type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
     started = time.perf_counter()
-    for i in range(deltas):
-        renderer.on_message(_delta(0, "word "))
+    for i in range(deltas):  # a paragraph every 60 words, as model text has
+        renderer.on_message(_delta(0, "word\n\n" if i % 60 == 59 else "word "))
         if i % 5000 == 4999:
             renderer.on_message(AssistantMessage(
                 content=[ToolUseBlock(id=f"t{i}", name="Read", input={"file_path": "a.py"})],

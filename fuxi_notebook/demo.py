@@ -83,9 +83,12 @@ def describe(message: Message) -> str | None:
             mark = "error" if block.is_error else "result"
             return f"[tool {mark}] {_short(block.content).replace(chr(10), chr(10) + '    ')}"
     if isinstance(message, ResultMessage):
+        from .pricing import format_cost  # "price unknown", never a made-up $0
+
         return (f"[result] {message.subtype} · {message.num_turns} turns · "
                 f"{message.usage and message.usage['output_tokens']} output tokens · "
-                f"${message.total_cost_usd or 0:.4f} · {message.duration_ms} ms")
+                f"{format_cost(message.total_cost_usd, estimate=True)} · "
+                f"{message.duration_ms} ms")
     return None
 
 

@@ -15,8 +15,8 @@ notebook into that subfolder of `notebooks/` (its kernel runs there).
 
 Without ANTHROPIC_API_KEY the model turns come from the spec, served over real HTTP by
 `FakeMessagesServer` (the real `anthropic` client talks to it); recording twice gives
-byte-identical notebooks (timings are left out of their metadata). With ANTHROPIC_API_KEY
-set the real API answers instead, and the spec's turns are not used.
+byte-identical notebooks (timings are left out of their metadata and last lines). With
+ANTHROPIC_API_KEY set the real API answers instead, and the spec's turns are not used.
 
 `--check` records again in place and compares with the committed notebooks (which it
 puts back afterwards). Records hold the folder they ran in, so a check must run in the
@@ -189,12 +189,21 @@ def _this_python_kernel() -> Any:
 
 
 def _drop_timings(nb: Any) -> None:
+    """Timings left out of the metadata, and of the last line that shows them."""
+    from fuxi_notebook.notebook.outputs import record_outputs
+    from fuxi_notebook.sessions.record import RECORD_MIME, load_record
+
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             fuxi = output.get("metadata", {}).get("fuxi")
             if isinstance(fuxi, dict):
                 for key in _VOLATILE:
                     fuxi.pop(key, None)
+                data = output.get("data") or {}
+                if RECORD_MIME in data:
+                    last = record_outputs(load_record(data), dict(fuxi))[-1][0]
+                    data["text/markdown"], data["text/plain"] = (last["text/markdown"],
+                                                                 last["text/plain"])
 
 
 def main(argv: list[str] | None = None) -> int:

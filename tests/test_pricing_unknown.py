@@ -121,7 +121,8 @@ def test_the_cell_status_of_a_mixed_session_shows_no_partial_sum():
 
 def test_the_cell_status_of_a_known_model_shows_the_cost():
     status = _status(_result(0.0123, {"claude-opus-5": {"costUSD": 0.0123}}))
-    assert status.endswith("· $0.0123 (estimate)") and "unknown" not in status
+    assert status.endswith("· $0.0123 (estimate) · 0.0 s")  # then the time
+    assert "unknown" not in status
 
 
 async def test_a_run_on_an_unknown_model_shows_tokens_and_price_unknown(tmp_path):

@@ -197,11 +197,18 @@ def _request(run: Run) -> ModelRequest:
 
 async def _stream_response(run: Run, holder: list[ModelResponse]) -> AsyncIterator[Message]:
     """Stream one model response: StreamEvents (if asked), one AssistantMessage per
-    completed block; the finished response is recorded in history and usage."""
+    completed block; the finished response is recorded in history and usage.
+
+    Usage counts while the response streams (`message_start`, then each `message_delta`),
+    replaced by the final count at the end: a retried attempt's count is replaced by the
+    next attempt's, a failed request's is dropped (as before), an interrupted response keeps
+    what it had streamed (the API read that input)."""
     session = run.session
     partial = session.options.include_partial_messages
     message_id, model, usage = None, session.model_name, None
     texts: dict[int, str] = {}  # text shown so far, by block index (kept on interrupt)
+    key = object()  # this response, in session.usage
+    streamed: dict[str, Any] = {}  # its usage so far (cumulative)
     try:
         async for item in session.model.stream(_request(run)):
             if isinstance(item, RawEvent):
@@ -210,6 +217,8 @@ async def _stream_response(run: Run, holder: list[ModelResponse]) -> AsyncIterat
                     start = item.event["message"]
                     message_id, usage = start.get("id"), start.get("usage")
                     model = start.get("model") or model
+                if _follow_usage(streamed, item.event):
+                    session.usage.streaming(key, model, streamed)
                 if partial:
                     yield StreamEvent(uuid=new_uuid(), session_id=session.id, event=item.event)
             elif isinstance(item, BlockDone):
@@ -219,12 +228,31 @@ async def _stream_response(run: Run, holder: list[ModelResponse]) -> AsyncIterat
                                            message_id=message_id, usage=usage,
                                            session_id=session.id, uuid=new_uuid())
             else:
-                _record(run, item)
+                _record(run, item, key)
                 holder.append(item)
     except (asyncio.CancelledError, GeneratorExit):
         if not holder:
-            _keep_cut_off_text(run, texts, model, usage)
+            _keep_cut_off_text(run, texts)
+            if streamed:
+                session.usage.settle(key, model, streamed)
         raise
+    finally:  # a failed request (ModelError): its streamed count goes, as it never counted
+        session.usage.settle(key)
+
+
+def _follow_usage(streamed: dict[str, Any], event: dict[str, Any]) -> bool:
+    """Fold an event's usage into `streamed` (the response's usage so far); whether it
+    changed. `message_start` begins it afresh (a retry's new attempt replaces the old);
+    `message_delta` counts are cumulative, so they replace, never add."""
+    kind = event.get("type")
+    if kind == "message_start":
+        streamed.clear()
+        streamed.update(event["message"].get("usage") or {})
+        return True
+    if kind == "message_delta" and event.get("usage"):
+        streamed.update({k: v for k, v in event["usage"].items() if v is not None})
+        return True
+    return False
 
 
 def _follow_text(texts: dict[int, str], event: dict[str, Any]) -> None:
@@ -240,8 +268,7 @@ def _follow_text(texts: dict[int, str], event: dict[str, Any]) -> None:
 _CUT_OFF = "\n\n[cut off: the user interrupted the response here]"
 
 
-def _keep_cut_off_text(run: Run, texts: dict[int, str], model: str,
-                       usage: dict[str, Any] | None) -> None:
+def _keep_cut_off_text(run: Run, texts: dict[int, str]) -> None:
     """An interrupt mid-response: the text the user already saw stays in the conversation
     (and the record), marked as cut off, and counts as a turn. Tool calls in it were never
     run and are dropped, so the history stays valid."""
@@ -250,15 +277,14 @@ def _keep_cut_off_text(run: Run, texts: dict[int, str], model: str,
         return
     shown[-1] += _CUT_OFF
     run.num_turns += 1
-    if usage:
-        run.session.usage.add(model, usage)
     run.session.add_assistant([{"type": "text", "text": text} for text in shown])
 
 
-def _record(run: Run, response: ModelResponse) -> None:
+def _record(run: Run, response: ModelResponse, key: object) -> None:
+    """The finished response joins the history; its final usage replaces the streamed."""
     session = run.session
     run.num_turns += 1
     run.api_ms += response.api_duration_ms
     run.stop_reason = response.stop_reason
-    session.usage.add(response.model or session.model_name, response.usage)
+    session.usage.settle(key, response.model or session.model_name, response.usage)
     session.add_assistant(response.content)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..types import ResultMessage, new_uuid
+from .progress import ProgressListener
 from .session import Session
 from .usage import UsageTotals
 
@@ -55,6 +56,8 @@ class Run:
     #: tool_use id -> (monotonic start, output so far) of calls that began executing
     calls_started: dict[str, tuple[float, str]] = field(default_factory=dict)
     denied_calls: dict[tuple[str, str], set[int]] = field(default_factory=dict)
+    #: told of each running call's output so far (a frontend's progress display)
+    on_progress: ProgressListener | None = None
 
     def __post_init__(self) -> None:
         self.usage_at_start = self.session.usage.snapshot()

@@ -106,6 +106,7 @@ class Session:
         self.permissions.on_applied = self.guard.reseal
         self.guard.reseal()
         self.model: Model = resolve_model(options.model)
+        _check_budget(options, self.model.name)
         self.registry = ToolRegistry(t for t in candidates if self.permissions.offered(t.name))
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
                                     env=dict(options.env), read_denied=self._read_denied,
@@ -267,6 +268,18 @@ def _candidate_tools(options: FuxiAgentOptions, extra_tools: list[Any] | None) -
             )
         tools = [tool for tool in tools if tool.name in options.tools]
     return tools
+
+
+def _check_budget(options: FuxiAgentOptions, model: str) -> None:
+    """A budget is kept by pricing each response: with a model whose price is unknown it
+    could never stop the run, so it is refused up front instead of silently ignored."""
+    from ..pricing import is_known_model
+
+    if options.max_budget_usd is not None and not is_known_model(model):
+        raise ConfigurationError(
+            f"max_budget_usd cannot be kept with model {model!r}: its price is unknown, so "
+            "the cost of a run cannot be counted (use a model from the price table, or no "
+            "budget)")
 
 
 def _validate(options: FuxiAgentOptions) -> None:

@@ -24,6 +24,7 @@ from ..types import (
     block_to_wire,
     new_uuid,
 )
+from .progress import calling
 from .run import Run, canonical_input
 
 __all__ = ["FIRM_DENIAL_AT", "STOP_DENIAL_AT", "CallOutcome", "execute_tool_calls",
@@ -137,6 +138,16 @@ def _precheck(run: Run, call: dict[str, Any]) -> str | None:
 
 async def _call(run: Run, call: dict[str, Any]) -> CallOutcome:
     """Check, approve and run one call; never raises except on cancellation."""
+
+    def keep(text: str) -> None:  # the output so far, for an interrupt's result
+        if call["id"] in run.calls_started:
+            run.calls_started[call["id"]] = (run.calls_started[call["id"]][0], text)
+
+    with calling(call["id"], keep, run.on_progress):
+        return await _checked_call(run, call)
+
+
+async def _checked_call(run: Run, call: dict[str, Any]) -> CallOutcome:
     session = run.session
     tool_id, name = call["id"], call["name"]
     problem = _precheck(run, call)
@@ -209,7 +220,8 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     try:
         output = await tool.run(tool_input, session.tool_ctx)
     except asyncio.CancelledError as stop:  # it started: the interrupt may leave effects
-        run.calls_started[call["id"]] = (started, str(getattr(stop, "partial_output", "") or ""))
+        partial = str(getattr(stop, "partial_output", "") or "")
+        run.calls_started[call["id"]] = (started, partial or run.calls_started[call["id"]][1])
         raise
     except ToolError as failure:
         error = str(failure)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
-from IPython.display import display
+from IPython.display import clear_output, display
 
 from ..options import ToolPermissionContext
 from .call_detail import describe_call
@@ -36,13 +37,13 @@ def _resolve(future: asyncio.Future[Answer], answer: Answer) -> None:
 
 
 def _permission_card(tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext,
-                     future: asyncio.Future[Answer]) -> widgets.Widget:
+                     future: asyncio.Future[Answer], cwd: Path | None) -> widgets.Widget:
     why = f" — {html.escape(context.decision_reason)}" if context.decision_reason else ""
     adds = always_adds(context)
     scope = (f"<div><i>Always allow</i> adds <code>{html.escape(adds)}</code> for the rest "
              "of this session.</div>" if adds else "")
     header = widgets.HTML(f"<b>Allow {html.escape(tool_name)}?</b>{why}"
-                          f"{describe_call(tool_name, tool_input)}{scope}")
+                          f"{describe_call(tool_name, tool_input, cwd)}{scope}")
     reason = widgets.Text(placeholder="Reason for denying (optional)",
                           layout=widgets.Layout(width="60%"))
     allow = widgets.Button(description="Allow", button_style="success")
@@ -118,15 +119,18 @@ def _line(text: str) -> dict[str, str]:
 
 
 async def ask_with_buttons(tool_name: str, tool_input: dict[str, Any],
-                           context: ToolPermissionContext) -> tuple[Answer, Any]:
+                           context: ToolPermissionContext,
+                           cwd: Path | None = None) -> tuple[Answer, Any]:
     """Show the card, wait for a click, then replace the card by a plain line.
 
+    `cwd` is the session's working directory (`--cwd`), against which the tool resolves a
+    relative path: the card shows the file that will really change.
     Returns the answer and the card's display handle (the renderer clears the line once
     the final transcript, which records the decision, is shown).
     """
     future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
     card = (_question_card(tool_input, future) if tool_name == "AskUserQuestion"
-            else _permission_card(tool_name, tool_input, context, future))
+            else _permission_card(tool_name, tool_input, context, future, cwd))
     handle = display(card, display_id=True)
     attention = display(_attention(True, tool_name), raw=True, display_id=True)
     try:
@@ -164,7 +168,8 @@ def _attention(waiting: bool, tool_name: str) -> dict[str, str]:
 
 
 async def ask_replay(summary_markdown: str) -> bool:
-    """Replay / Cancel for the first replay in a notebook; the card leaves no output."""
+    """Replay / Cancel for the first replay in a notebook; the card leaves no output
+    (the cell's earlier outputs go with it: the replay shows the recorded run whole)."""
     from IPython.display import Markdown
 
     future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
@@ -176,10 +181,12 @@ async def ask_replay(summary_markdown: str) -> bool:
     card = widgets.VBox([text, widgets.HBox([replay, cancel])])
     with text:
         display(Markdown(summary_markdown))
-    handle = display(card, display_id=True)
+    display(card)
     try:
         answer = await future
     finally:
-        handle.update({"text/plain": ""}, raw=True)
+        # the card leaves nothing behind (an empty output would be saved, and a replay
+        # under nbval, which asks nothing, would not have it): the next output clears it
+        clear_output(wait=True)
         card.close()
     return answer[0] == "allow"

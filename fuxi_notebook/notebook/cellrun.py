@@ -1,8 +1,9 @@
 """What every `%%fuxi` cell run shares: the result object, the final outputs, the ticker.
 
 A cell's outputs end in the same order however it ran, live or replayed, in JupyterLab or
-headless: the final display (transcript + session record), then what its tools showed
-(figures, displays). That order is what nbval compares. Notes on how a cell ran (resumed
+headless: the transcript in segments, each followed by what the call it ends with showed
+(figures, displays), the last holding the session record. That order is what nbval
+compares. Notes on how a cell ran (resumed
 from the saved notebook, forked, not replayed) are shown while it runs and kept in the
 final display's metadata: the same cell may continue its conversation from memory or
 from the file, and its outputs must not differ for that.
@@ -57,12 +58,23 @@ def with_notes(metadata: dict[str, Any], notes: list[str]) -> dict[str, Any]:
 
 @dataclass
 class FinalOutputs:
-    """Everything the cell leaves behind, in order: notes, the final display, tool outputs."""
+    """Everything the cell leaves behind, in order: transcript segments, each followed by
+    the outputs of the call it ends with; the last segment holds the session record."""
 
-    data: dict[str, Any]
-    metadata: dict[str, Any]
+    segments: list[tuple[dict[str, Any], dict[str, Any], str | None]]
     notes: list[str] = field(default_factory=list)
     published: PublishedOutputs | None = None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The record output's metadata (cost, usage, timings, notes)."""
+        return self.segments[-1][1]
+
+    def with_notes(self) -> FinalOutputs:
+        """The notes kept in the record output's metadata."""
+        data, metadata, _ = self.segments[-1]
+        last = (data, with_notes(metadata, self.notes), None)
+        return FinalOutputs([*self.segments[:-1], last], self.notes, self.published)
 
 
 @dataclass

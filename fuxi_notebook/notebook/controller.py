@@ -254,7 +254,7 @@ class NotebookAgent:
         self._guard(session)
         approvals.policy = session.permissions.not_allowed
         watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
-        volatile = dict(cell.saved.volatile) if cell.saved is not None else {}
+        volatile = self.conversations.volatile_of(record.cell_id, cell)
         replay = ReplayCell(session, renderer, record, mode=mode.mode, approvals=approvals,
                             watch=watch, notes=notes, volatile=volatile,
                             context=self._context(args, body), shell=self.shell)

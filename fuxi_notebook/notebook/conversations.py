@@ -214,6 +214,14 @@ class Conversations:
             return cell.saved.record, cell.saved.problem
         return None, None
 
+    def volatile_of(self, cell_id: str, cell: CellIdentity) -> dict[str, Any]:
+        """The volatile metadata (cost, usage, timings) of the record `recorded` gives:
+        this kernel's newest, else the saved one (a replay shows the recorded numbers)."""
+        remembered = self.records.get(cell_id)
+        if remembered is not None:
+            return dict(remembered.volatile)
+        return dict(cell.saved.volatile) if cell.saved is not None else {}
+
     def volatile(self) -> dict[str, Mapping[str, Any]]:
         """cell id -> the volatile metadata (cost, usage) of its record's output."""
         found: dict[str, Mapping[str, Any]] = {}

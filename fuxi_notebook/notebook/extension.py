@@ -269,6 +269,7 @@ def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
     """One row per cell of this session run in the kernel (from what its output kept)."""
     from ..agent.usage import tokens_in
     from ..pricing import format_cost
+    from .spend import cell_cost
 
     rows = []
     for cell_id in agent.conversations.order:
@@ -281,7 +282,7 @@ def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
         seconds = (volatile.get("duration_ms") or 0) / 1000
         rows.append((cell_id, str(remembered.record.result.num_turns),
                      f"{read} / {usage.get('output_tokens', 0)}",
-                     format_cost(volatile.get("cost_usd"), estimate=True), f"{seconds:.1f} s"))
+                     format_cost(cell_cost(volatile), estimate=True), f"{seconds:.1f} s"))
     return rows
 
 

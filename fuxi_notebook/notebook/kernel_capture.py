@@ -4,15 +4,18 @@ The tool runs inside a cell that is already executing, so it cannot use IPython'
 output machinery (`run_cell`, the display hook). Instead it swaps `sys.stdout`,
 `sys.stderr` and `shell.display_pub` for buffers, points file descriptors 1 and 2 at the
 same buffers (`fd_capture.py`), and afterwards shows the user what the code displayed
-(redacted, capped) while giving the model a text (and image) account of it.
+(redacted, capped) while giving the model a text (and image) account of it. While the code
+runs, the output so far goes to the call's progress reporter (see `agent/progress.py`).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -74,7 +77,14 @@ class CappedText(io.TextIOBase):
 
     def text(self, limit: int) -> str:
         """Everything written, ANSI-free, carriage-return overwrites collapsed, capped."""
-        return _collapse_carriage_returns(self._buffer.text(limit))
+        with self._lock:  # the progress thread reads while the code (or fd reader) writes
+            text = self._buffer.text(limit)
+        return _collapse_carriage_returns(text)
+
+    @property
+    def written(self) -> int:
+        """Bytes written so far (all of them, not only those kept): tells that it grew."""
+        return self._buffer.total
 
 
 def _collapse_carriage_returns(text: str) -> str:
@@ -93,12 +103,18 @@ class Capture:
     displays: CapturingDisplayPublisher = field(default_factory=CapturingDisplayPublisher)
     _saved: tuple[Any, Any, Any] | None = None
     _fds: FdCapture | None = None
+    _progress: _ProgressThread | None = None
 
     def __enter__(self) -> Capture:
+        from ..agent.progress import PROGRESS_CHARS, PROGRESS_INTERVAL, reporter
+
         self._fds = FdCapture(self.stdout.write, self.stderr.write).__enter__()
         self._saved = (sys.stdout, sys.stderr, self.shell.display_pub)
         sys.stdout, sys.stderr = self.stdout, self.stderr
         self.shell.display_pub = self.displays
+        sink = reporter()  # taken here: the progress thread does not have the call's context
+        if sink is not None:
+            self._progress = _ProgressThread(self, sink, PROGRESS_CHARS, PROGRESS_INTERVAL)
         return self
 
     def __exit__(
@@ -110,6 +126,22 @@ class Capture:
         if self._fds is not None:
             self._fds.__exit__(kind, exc, tb)
             self._fds = None
+        if self._progress is not None:  # after the fd pipes drained: the final state
+            self._progress.close()
+            self._progress = None
+
+    def written(self) -> int:
+        """Bytes written to stdout and stderr so far."""
+        return self.stdout.written + self.stderr.written
+
+    def streams(self, limit: int) -> str:
+        """The stdout and stderr so far, each titled and capped to `limit` characters."""
+        sections = []
+        for title, stream in (("stdout", self.stdout), ("stderr", self.stderr)):
+            text = stream.text(limit).rstrip()
+            if text:
+                sections.append(f"{title}:\n{text}")
+        return "\n\n".join(sections)
 
     def republish(self) -> None:
         """Show the user, in this cell, what the code displayed: redacted (the cell is
@@ -148,6 +180,50 @@ class Capture:
             if block is not None:
                 blocks.append(block)
         return blocks
+
+
+class _ProgressThread:
+    """Reports a capture's output so far, from a thread of its own, every `interval` seconds
+    while it grew, and once more at `close()`.
+
+    The user code holds the main thread and fd output arrives on reader threads: neither
+    should pay for building a report or wait for a slow listener. Writers only bump byte
+    counters, which this thread compares, so a print loop of a million lines stays fast.
+    """
+
+    def __init__(self, capture: Capture, sink: Callable[[str], None], chars: int,
+                 interval: float) -> None:
+        self._capture, self._sink, self._chars = capture, sink, chars
+        self._interval = interval
+        self._reported = 0  # capture.written() when last reported
+        self._closed = False
+        self._lock = threading.Lock()  # one report at a time; the final one is the last
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fuxi-progress", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._send()
+
+    def _send(self, *, final: bool = False) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = final
+            written = self._capture.written()  # read first: a later write is sent next time
+            if written == self._reported:
+                return
+            self._reported = written
+            text = self._capture.streams(self._chars)
+            with contextlib.suppress(Exception):  # a listener's failure is not the code's
+                self._sink(text)
+
+    def close(self) -> None:
+        """Send the final state (after any report in flight) and stop the thread."""
+        self._stop.set()
+        self._send(final=True)
+        self._thread.join(1.0)
 
 
 def publish(

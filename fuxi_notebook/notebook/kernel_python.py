@@ -234,12 +234,7 @@ def _sigint_interrupts() -> Iterator[None]:
 
 def _streams(capture: Capture) -> str:
     """The stdout and stderr a call produced so far."""
-    sections = []
-    for title, stream in (("stdout", capture.stdout), ("stderr", capture.stderr)):
-        text = stream.text(MAX_SECTION_CHARS).rstrip()
-        if text:
-            sections.append(f"{title}:\n{text}")
-    return "\n\n".join(sections)
+    return capture.streams(MAX_SECTION_CHARS)
 
 
 def _report(

@@ -23,7 +23,7 @@ from ..options import (
 from ..pricing import format_cost
 from ..sessions.transcript import CONTEXT_TITLE
 from ..types import ResultMessage
-from .cellrun import CellStopped, FinalOutputs, FuxiRun, secrets, ticking, with_notes
+from .cellrun import CellStopped, FinalOutputs, FuxiRun, secrets, ticking
 from .published import PublishedOutputs
 from .render import Renderer
 
@@ -65,10 +65,14 @@ class LiveCell:
         self.context, self.notes, self.shell = context, notes, shell
         self.run = Run(session)
         self.result: ResultMessage | None = None
-        self.published = PublishedOutputs(shell, hold=renderer.holds_outputs)
+        self.published = PublishedOutputs(shell, hold=renderer.holds_outputs,
+                                          on_output=renderer.output_coming)
+        self.run.on_progress = renderer.progress
+        renderer.cwd = session.cwd  # cards resolve paths as the tools do (`--cwd`)
         self.final: FinalOutputs | None = None
         self.record: Any = None
         renderer.view.live_status = self._status
+        renderer.view.run_cost = lambda: self.session.usage.cost_since(self.run.usage_at_start)
 
     def _status(self) -> str:
         """The live status line: turns, tokens and cost so far."""
@@ -119,14 +123,15 @@ class LiveCell:
         from .outputs import final_outputs
 
         assert self.result is not None
-        data, metadata, record = final_outputs(
+        segments, record = final_outputs(
             cell_id=self.cell_id, session=self.session, parent=self.parent, prompt=body,
             options=self.options,
             messages=self.session.history[start:] + self.session.pending_messages(),
             approvals=self._approvals(), result=self.result, secrets=secrets(),
-            shown_images=self.published.image_digests())
-        self.final = FinalOutputs(data, with_notes(metadata, self.notes), self.notes,
-                                  self.published)
+            shown_images=self.published.image_digests(),
+            shown_outputs=self.published.counts(),
+            cell_cost_usd=self.session.usage.cost_since(self.run.usage_at_start))
+        self.final = FinalOutputs(segments, self.notes, self.published).with_notes()
         self.record = record
         self.renderer.finish(self.final)
         return FuxiRun(result=self.result, record=record, cell_id=self.cell_id)

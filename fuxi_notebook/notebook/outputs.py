@@ -1,8 +1,11 @@
-"""The final outputs of a `%%fuxi` cell: one display with the transcript and the record.
+"""The final outputs of a `%%fuxi` cell: the transcript (in segments) and the record.
 
-`text/markdown` (what JupyterLab shows), `text/plain` (terminals, nbval) and the session
-record under its own MIME type are all deterministic; volatile values (cost, tokens,
-durations, time) go into output metadata, which nbval ignores.
+The transcript is cut after each call that showed outputs, so those outputs go right
+after its card (`transcript_segments`); the last segment also holds the session record.
+`text/markdown` (what JupyterLab shows) and `text/plain` (terminals, nbval) come from the
+record, and its last line says what the run spent (tokens, cost, time) from the volatile
+values kept in the output's metadata: a replay shows the recorded run's numbers, so a
+replayed cell's outputs equal the saved ones, which is what nbval compares.
 """
 
 from __future__ import annotations
@@ -12,25 +15,32 @@ from collections.abc import Collection
 from typing import Any
 
 from ..agent.session import Session
-from ..sessions import build_record, record_to_output, render_transcript, render_transcript_text
+from ..sessions import build_record, record_to_output
+from ..sessions.transcript import transcript_segments
 from ..types import ResultMessage
+from .spend import cell_cost, spend_words
 
-__all__ = ["final_outputs", "record_outputs"]
+__all__ = ["Bundle", "final_outputs", "record_outputs"]
+
+#: One output: (data, metadata, the tool_use id whose outputs follow it, or None)
+Bundle = tuple[dict[str, Any], dict[str, Any], str | None]
 
 
 def final_outputs(*, cell_id: str, session: Session, parent: str | None, prompt: str,
                   options: dict[str, Any], messages: list[dict[str, Any]],
                   approvals: list[dict[str, Any]], result: ResultMessage,
-                  secrets: list[str], shown_images: Collection[str] = ()
-                  ) -> tuple[dict[str, Any], dict[str, Any], Any]:
-    """(data, metadata, record) for the cell's final display."""
+                  secrets: list[str], shown_images: Collection[str] = (),
+                  shown_outputs: dict[str, int] | None = None,
+                  cell_cost_usd: float | None = None) -> tuple[list[Bundle], Any]:
+    """(the cell's final outputs, record)."""
     record = build_record(cell_id=cell_id, session_id=session.id, parent=parent,
                           model=session.model_name, prompt=prompt, options=options,
                           messages=messages, approvals=approvals, result=result,
                           secrets=secrets, cwd=str(session.cwd), shown_images=shown_images,
-                          kinds=_kinds(session, messages))
+                          kinds=_kinds(session, messages), shown_outputs=shown_outputs)
     volatile = {
-        "cost_usd": result.total_cost_usd,
+        "cost_usd": result.total_cost_usd,  # the session's total so far
+        "cell_cost_usd": cell_cost_usd,  # this cell's (None: a model without a known price)
         "usage": result.usage,
         "model_usage": result.model_usage,
         "duration_ms": result.duration_ms,
@@ -38,8 +48,7 @@ def final_outputs(*, cell_id: str, session: Session, parent: str | None, prompt:
         "session_tokens": dict(session.usage.tokens),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    data, metadata = record_outputs(record, volatile)
-    return data, metadata, record
+    return record_outputs(record, volatile), record
 
 
 def _kinds(session: Session, messages: list[dict[str, Any]]) -> dict[str, str]:
@@ -51,10 +60,15 @@ def _kinds(session: Session, messages: list[dict[str, Any]]) -> dict[str, str]:
     return {name: kind for name, kind in kinds.items() if kind is not None}
 
 
-def record_outputs(record: Any, volatile: dict[str, Any]) -> tuple[dict[str, Any],
-                                                                    dict[str, Any]]:
-    """The final display of a record: transcript (markdown, text) + the record itself."""
+def record_outputs(record: Any, volatile: dict[str, Any]) -> list[Bundle]:
+    """The transcript segments of a record (markdown, text); the last one also holds the
+    record itself, with `volatile` as its metadata."""
     data, metadata = record_to_output(record, volatile=volatile)
-    data = {**data, "text/markdown": render_transcript(record),
-            "text/plain": render_transcript_text(record)}
-    return data, metadata
+    spent = spend_words(volatile.get("usage"), cell_cost(volatile), volatile.get("duration_ms"))
+    segments = transcript_segments(record, end_note=spent)
+    bundles: list[Bundle] = [({"text/markdown": s.markdown, "text/plain": s.text}, {},
+                              s.outputs_of) for s in segments[:-1]]
+    last = segments[-1]
+    bundles.append(({**data, "text/markdown": last.markdown, "text/plain": last.text},
+                    metadata, None))
+    return bundles

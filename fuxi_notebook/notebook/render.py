@@ -1,20 +1,29 @@
 """Renderers: how a `%%fuxi` run shows up in JupyterLab, a terminal, or a headless run.
 
-- `LiveRenderer` (a frontend that can click): one display, updated at most ~20 times a
-  second with the live markdown view; approval cards with buttons (`approval_widgets`).
+- `LiveRenderer` (a frontend that can click): the live markdown view, updated at most ~20
+  times a second; approval cards with buttons (`approval_widgets`). When something of a
+  call is about to appear in the cell (its approval card, a figure it drew), the view's
+  display ends after that call's card and a new display continues below it, so cards,
+  decision lines and figures stay in order next to their call.
 - `TextRenderer` (terminal IPython): prints as it streams; asks y/n/a at the prompt.
 - `HeadlessRenderer` (nbclient, papermill, `jupyter execute`): shows nothing live and
   never waits; only the final outputs, so re-runs produce exactly the same cells.
-Every renderer ends with the same final outputs, in the same order (`cellrun`): notes, the
-transcript + session record, then what the tools showed.
+Every renderer ends with the same final outputs, in the same order (`show_final`): the
+transcript in segments, each followed by what the call it ends with showed; the last
+segment holds the session record.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+import threading
 import time
+import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from IPython.display import clear_output, display
@@ -31,6 +40,9 @@ __all__ = ["Answer", "Coalescer", "HeadlessRenderer", "LiveRenderer", "Renderer"
 #: An approval answer: ("allow" | "always" | "deny", reason, updated_input)
 Answer = tuple[str, str | None, dict[str, Any] | None]
 UPDATE_INTERVAL = 0.05  # seconds: at most ~20 updates a second reach the browser
+ELAPSED_INTERVAL = 1.0  # seconds between redraws of a running call's elapsed time
+THREAD_DRAW_INTERVAL = 0.25  # seconds between draws from the Python tool's progress thread
+_REDACTED_KEPT = 5_000  # redacted paragraphs remembered by a live view
 
 
 class Renderer(Protocol):
@@ -40,10 +52,15 @@ class Renderer(Protocol):
     wants_partial: bool
     holds_outputs: bool
     view: LiveView
+    cwd: Path | None  # the session's working directory: cards resolve paths against it
 
     def start(self, prompt: str, notes: list[str]) -> None: ...
 
     def on_message(self, message: Message) -> None: ...
+
+    def output_coming(self, call: str | None) -> None: ...
+
+    def progress(self, call: str, output: str, elapsed: float) -> None: ...
 
     async def ask(self, tool_name: str, tool_input: dict[str, Any],
                   context: ToolPermissionContext) -> Answer: ...
@@ -59,10 +76,16 @@ def always_adds(context: ToolPermissionContext) -> str:
 
 
 def show_final(final: FinalOutputs, *, republish: bool) -> None:
-    """The final display, then (after a clear) the tool outputs again."""
-    display(final.data, raw=True, metadata=final.metadata)
-    if republish and final.published is not None:
-        final.published.republish()
+    """The transcript segments, each followed (after a clear) by the outputs of the call
+    it ends with; outputs of no call in the transcript come before the last segment."""
+    published = final.published if republish else None
+    following = {of for _, _, of in final.segments if of}
+    for index, (data, metadata, of) in enumerate(final.segments):
+        if published is not None and index == len(final.segments) - 1:
+            published.publish([o for o in published.outputs if o["call"] not in following])
+        display(data, raw=True, metadata=metadata)
+        if published is not None and of:
+            published.publish(published.of(of))
 
 
 class Coalescer:
@@ -76,10 +99,16 @@ class Coalescer:
         self.flushes = 0
 
     def poke(self) -> None:
-        """Something changed: draw now, or once the interval has passed."""
+        """Something changed: draw now, or once the interval has passed. A draw that is
+        overdue (the event loop is held by synchronous code, e.g. a print loop in a
+        Python call) happens now."""
+        now = time.monotonic()
         if self._pending is not None:
-            return
-        wait = self._last + self.interval - time.monotonic()
+            if now < self._last + self.interval * 2:
+                return
+            self._pending.cancel()
+            self._pending = None
+        wait = self._last + self.interval - now
         if wait <= 0:
             self._fire()
         else:
@@ -98,8 +127,24 @@ class Coalescer:
             self._pending = None
 
 
+@dataclass
+class _Display:
+    """One display of the live view: items `start:end` (`end` None: still growing)."""
+
+    start: int
+    end: int | None = None
+    handle: Any = None
+    drawn: tuple[str, str] | None = None
+
+
 class LiveRenderer:
-    """JupyterLab / Notebook 7 / VS Code: a live display and approval buttons."""
+    """JupyterLab / Notebook 7 / VS Code: a live display and approval buttons.
+
+    The view is shown in one or more displays: when something of a call is about to
+    appear in the cell (`output_coming`: its approval card, a figure it drew), the last
+    display ends after that call's card, and the items that follow go into a new display
+    below it. The status line is on the last display, so no display is ever empty.
+    """
 
     interactive = True
     wants_partial = True
@@ -107,37 +152,120 @@ class LiveRenderer:
 
     def __init__(self) -> None:
         self.view = LiveView()
-        self._handle: Any = None
-        self._drawn = -1
+        self.displays = [_Display(0)]
         self.coalescer = Coalescer(self._draw)
+        self._lock = threading.RLock()  # progress may be reported from another thread
+        self._loop_thread = threading.get_ident()
+        self._ticker: asyncio.Task[None] | None = None
+        self.cwd: Path | None = None  # the session's, for the paths cards show
+        self._publisher: Any = None
+        self._thread_drawn = 0.0
+        self._redacted: dict[str, str] = {}
 
     def start(self, prompt: str, notes: list[str]) -> None:
+        from IPython import get_ipython
+
         for note in notes:
             self.view.items.append(["note", note])
-        self._handle = display(self._bundle(), raw=True, display_id=True)
+        # the view's own displays bypass whatever stands in for the publisher later (the
+        # Python tool captures what user code shows; the cell notes what tools show)
+        shell = get_ipython()
+        self._publisher = shell.display_pub if shell is not None else None
+        self._draw()
+        with contextlib.suppress(RuntimeError):  # no running loop: no elapsed-time ticks
+            self._ticker = asyncio.get_running_loop().create_task(self._tick())
 
-    def _bundle(self) -> dict[str, str]:
-        """The live view, redacted: the notebook saves it if the kernel dies mid-run."""
-        return {"text/markdown": redact_text(self.view.markdown()),
-                "text/plain": redact_text(self.view.text())}
+    async def _tick(self) -> None:
+        """Redraw while calls run, so their elapsed time moves without new messages."""
+        with contextlib.suppress(asyncio.CancelledError):
+            while True:
+                await asyncio.sleep(ELAPSED_INTERVAL)
+                if any(card.result is None for card in self.view.cards.values()):
+                    self.coalescer.poke()
+
+    def _bundle(self, shown: _Display) -> tuple[str, str]:
+        """(markdown, text) of one display, redacted: the notebook saves it if the kernel
+        dies mid-run. Thumbnails are put in after redaction (images are not text)."""
+        status = shown is self.displays[-1]
+        return (self._redact(self.view.markdown(shown.start, shown.end, status=status)),
+                self._redact(self.view.text(shown.start, shown.end, status=status)))
+
+    def _redact(self, text: str) -> str:
+        """`redact_text`, paragraph by paragraph, remembering paragraphs already done: a
+        draw redacts what changed, not the whole growing view (no secret pattern spans a
+        blank line, so the result is the same)."""
+        done = []
+        for paragraph in text.split("\n\n"):
+            redacted = self._redacted.get(paragraph)
+            if redacted is None:
+                if len(self._redacted) > _REDACTED_KEPT:
+                    self._redacted.clear()
+                redacted = self._redacted[paragraph] = redact_text(paragraph)
+            done.append(redacted)
+        return "\n\n".join(done)
+
+    def _show(self, shown: _Display) -> None:
+        bundle = self._bundle(shown)
+        if bundle == shown.drawn:
+            return
+        data = {"text/markdown": self.view.with_thumbnails(bundle[0]), "text/plain": bundle[1]}
+        if self._publisher is None:  # no shell (benchmarks): IPython's own display
+            if shown.handle is None:
+                shown.handle = display(data, raw=True, display_id=True)
+            else:
+                shown.handle.update(data, raw=True)
+        else:
+            update = shown.handle is not None
+            shown.handle = shown.handle or uuid.uuid4().hex
+            self._publisher.publish(data=data, metadata={},
+                                    transient={"display_id": shown.handle}, update=update)
+        shown.drawn = bundle
 
     def _draw(self) -> None:
-        if self._handle is not None and self._drawn != self.view.version:
-            self._drawn = self.view.version
-            self._handle.update(self._bundle(), raw=True)
+        with self._lock:
+            last = self.displays[-1]
+            if last.end is not None and len(self.view.items) > last.end:
+                self.displays.append(_Display(last.end))  # below what was shown under it
+            for shown in self.displays:
+                self._show(shown)
 
     def on_message(self, message: Message) -> None:
-        self.view.apply(message)
+        with self._lock:
+            self.view.apply(message)
         self.coalescer.poke()
+
+    def output_coming(self, call: str | None) -> None:
+        """Something of `call` is about to appear below the view: end the last display
+        after that call's card (or after everything, if the card is further up)."""
+        with self._lock:
+            self._draw()  # every item so far is on screen, above the output
+            last = self.displays[-1]
+            if last.end is None:
+                index = self.view.card_index(call) if call else None
+                last.end = (index + 1 if index is not None and index >= last.start
+                            else len(self.view.items))
+                self._show(last)  # what follows the card goes below the output
+
+    def progress(self, call: str, output: str, elapsed: float) -> None:
+        """A running call's output so far, from the tool: on the loop's thread (Bash), or
+        from the Python tool's reporting thread while user code holds the loop, which
+        then draws itself (ipykernel routes it to the running cell), a few times a second."""
+        with self._lock:
+            self.view.progress(call, output)
+            if threading.get_ident() == self._loop_thread:
+                self.coalescer.poke()
+            elif time.monotonic() - self._thread_drawn >= THREAD_DRAW_INTERVAL:
+                self._thread_drawn = time.monotonic()
+                self._draw()
 
     async def ask(self, tool_name: str, tool_input: dict[str, Any],
                   context: ToolPermissionContext) -> Answer:
         from .approval_widgets import ask_with_buttons
 
         self.view.mark_asking(context.tool_use_id, True)
-        self._draw()
+        self.output_coming(context.tool_use_id)  # the card goes right below its call
         try:
-            answer, _ = await ask_with_buttons(tool_name, tool_input, context)
+            answer, _ = await ask_with_buttons(tool_name, tool_input, context, self.cwd)
             return answer
         finally:
             self.view.mark_asking(context.tool_use_id, False)
@@ -152,6 +280,8 @@ class LiveRenderer:
         """The live view, cards and decision lines give way to the final outputs, in the
         order a replay produces them (the transcript records every decision)."""
         self.coalescer.close()
+        if self._ticker is not None:
+            self._ticker.cancel()
         clear_output(wait=False)
         show_final(final, republish=True)
 
@@ -161,6 +291,7 @@ class HeadlessRenderer:
 
     interactive = False
     wants_partial = False
+    cwd: Path | None = None
 
     holds_outputs = True  # what tools show comes after the final display, as on replay
 
@@ -172,6 +303,12 @@ class HeadlessRenderer:
 
     def on_message(self, message: Message) -> None:
         self.view.apply(message)
+
+    def output_coming(self, call: str | None) -> None:
+        pass  # outputs are held until the final outputs
+
+    def progress(self, call: str, output: str, elapsed: float) -> None:
+        pass  # nothing live
 
     async def ask(self, tool_name: str, tool_input: dict[str, Any],
                   context: ToolPermissionContext) -> Answer:
@@ -190,6 +327,7 @@ class TextRenderer:
     interactive = True
     wants_partial = True
     holds_outputs = False
+    cwd: Path | None = None
 
     def __init__(self, write: Callable[[str], Any] | None = None,
                  read: Callable[[str], str] = input) -> None:
@@ -219,6 +357,12 @@ class TextRenderer:
             if card is not None:
                 first = (card.result or "").strip().splitlines()[:3]
                 self._line(f"  {card.status}" + "".join(f"\n  │ {line}" for line in first))
+
+    def output_coming(self, call: str | None) -> None:
+        pass  # a terminal shows outputs as they come
+
+    def progress(self, call: str, output: str, elapsed: float) -> None:
+        pass  # the terminal shows the result when the call ends
 
     def _line(self, text: str) -> None:
         if self._open_text:
@@ -268,4 +412,4 @@ class TextRenderer:
     def finish(self, final: FinalOutputs) -> None:
         if self._open_text:
             self._write("\n")
-        display(final.data, raw=True, metadata=final.metadata)
+        show_final(final, republish=False)  # what the tools showed is already on screen

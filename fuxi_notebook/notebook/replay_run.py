@@ -1,7 +1,8 @@
 """A `%%fuxi` cell replayed from its record: recorded model turns, tools run for real.
 
-The recorded final outputs are shown first (they are known: the record is the run), then
-the tools re-execute and show what they show, which gives the outputs of the recorded run
+The recorded final outputs are known (the record is the run): each transcript segment is
+shown just before the first output of the call it ends with, as the tools re-execute and
+show what they show, and the rest at the end. That gives the outputs of the recorded run
 in the same order, with no display updates (nbval compares exactly this). Each tool result
 is compared with the recorded one: a lenient replay notes divergences in the cell and goes
 on; a strict one stops at the first and fails the cell with its diff.
@@ -28,7 +29,7 @@ from ..sessions.replay import (
 from ..sessions.transcript import CONTEXT_TITLE
 from ..tools.base import ToolError, ToolOutput, declaration_of
 from ..types import ResultMessage
-from .cellrun import CellStopped, FinalOutputs, FuxiRun, ticking, with_notes
+from .cellrun import CellStopped, FinalOutputs, FuxiRun, ticking
 from .outputs import record_outputs
 from .published import PublishedOutputs
 from .render import Renderer, show_final
@@ -75,13 +76,32 @@ class ReplayCell:
         self.session, self.renderer, self.record = session, renderer, record
         self.mode, self.approvals, self.watch = mode, approvals, watch
         self.notes, self.context, self.shell = notes, context, shell
-        self.published = PublishedOutputs(shell)
-        data, metadata = record_outputs(record, {**volatile, "replayed": mode})
-        self.final = FinalOutputs(data, with_notes(metadata, notes), notes, self.published)
+        self.published = PublishedOutputs(shell, on_output=self._show_through)
+        segments = record_outputs(record, {**volatile, "replayed": mode})
+        self.final = FinalOutputs(segments, notes, self.published).with_notes()
+        self.shown = 0  # segments of the final outputs shown so far
         self.result: ResultMessage | None = None
 
+    def _show_through(self, call: str | None) -> None:
+        """Show the segments up to the one ending with `call`'s card, so its outputs
+        follow it (an output of no recorded call goes where it comes)."""
+        ends = [of for _, _, of in self.final.segments]
+        if call is None or call not in ends[self.shown:]:
+            return
+        self._show_until(ends.index(call, self.shown) + 1)
+
+    def _show_until(self, end: int) -> None:
+        segments, self.shown = self.final.segments[self.shown:end], max(self.shown, end)
+        for data, metadata, _ in segments:
+            self.published.show(data, metadata)  # the cell's own output, not a tool's
+
     async def play(self, body: str) -> FuxiRun:
-        display(self.final.data, raw=True, metadata=self.final.metadata, display_id=True)
+        try:
+            return await self._play(body)
+        finally:  # also when stopped or diverged: the recorded run is shown whole
+            self._show_until(len(self.final.segments))
+
+    async def _play(self, body: str) -> FuxiRun:
         run = Run(self.session)
         content = [*([reminder(f"{CONTEXT_TITLE}\n{self.context}")] if self.context else []),
                    {"type": "text", "text": body}]
@@ -96,6 +116,9 @@ class ReplayCell:
         if self.renderer.interactive and self.approvals.asked_live:
             clear_output(wait=False)  # approval cards asked during the replay
             show_final(self.final, republish=True)
+            self.shown = len(self.final.segments)
+        else:
+            self._show_until(len(self.final.segments))
         if diverged is not None:
             report = f"fuxi: strict replay stopped here.\n\n{self.watch.warning()}"
             display({"text/markdown": report, "text/plain": report}, raw=True)

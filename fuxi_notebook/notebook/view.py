@@ -1,7 +1,10 @@
 """The live view's model: what the run has shown so far, rendered to markdown or text.
 
 It folds the message stream (text deltas, thinking, tool calls and results, the
-result) into items and renders them on demand; renderers decide when (coalesced).
+result) into items and renders them on demand; renderers decide when (coalesced) and
+which slice of the items each of their displays shows (a figure sits between two).
+A running call's card shows its elapsed time and output so far (`progress`); an image it
+returned shows as a thumbnail, numbered, so two figures are told apart.
 Pure Python: no IPython here, so it is cheap to test.
 """
 
@@ -13,7 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sessions.markdown import escape_math, fence
-from ..sessions.transcript import context_details, edit_diff, end_words, input_summary
+from ..sessions.transcript import (
+    context_details,
+    edit_diff,
+    end_words,
+    input_summary,
+    turns_words,
+)
 from ..types import (
     AssistantMessage,
     Message,
@@ -27,10 +36,15 @@ from ..types import (
     UserMessage,
 )
 
-__all__ = ["LiveView", "ToolCard", "tool_summary"]
+__all__ = ["THUMBNAIL", "LiveView", "ToolCard", "tool_summary"]
 
 _RESULT_PREVIEW_LINES = 20
 _RESULT_PREVIEW_CHARS = 3000
+#: a thumbnail's source in rendered markdown, replaced by the image only after redaction
+#: (a secret pattern must never be looked for, or found, inside image bytes)
+THUMBNAIL = "fuxi-thumbnail:"
+#: a width (JupyterLab's `img { height: auto }` overrides a height attribute)
+_THUMBNAIL_WIDTH = 96
 
 
 def tool_summary(name: str, tool_input: dict[str, Any]) -> str:
@@ -38,18 +52,29 @@ def tool_summary(name: str, tool_input: dict[str, Any]) -> str:
     return input_summary(name, tool_input)
 
 
-def _result_text(content: Any) -> str:
+def _images(content: Any) -> list[tuple[str, str]]:
+    """(media type, base64 data) of the images of a tool result."""
+    found = []
+    for block in content if isinstance(content, list) else []:
+        source = block.get("source") if isinstance(block, dict) else None
+        if (block.get("type") == "image" and isinstance(source, dict)
+                and source.get("type") == "base64" and isinstance(source.get("data"), str)):
+            found.append((str(source.get("media_type") or "image/png"), source["data"]))
+    return found
+
+
+def _result_text(content: Any, first_figure: int) -> str:
+    """The result's text; its images as `[Figure N]` (their thumbnails are in the header)."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if block.get("type") == "text":
-                parts.append(block.get("text", ""))
-            elif block.get("type") == "image":
-                parts.append("[image]")
-        return "\n".join(parts)
-    return ""
+    parts, number = [], first_figure
+    for block in content if isinstance(content, list) else []:
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+        elif block.get("type") == "image":
+            parts.append(f"[Figure {number}]")
+            number += 1
+    return "\n".join(parts)
 
 
 def _fold(text: str) -> tuple[str, int]:
@@ -66,6 +91,13 @@ def _diff(name: str, tool_input: dict[str, Any]) -> str | None:
     return edit_diff(name, tool_input)[:_RESULT_PREVIEW_CHARS] or None
 
 
+def _fold_tail(text: str) -> tuple[str, int]:
+    """The last lines of output so far (the newest is what tells progress)."""
+    lines = text.splitlines()
+    shown = "\n".join(lines[-_RESULT_PREVIEW_LINES:])[-_RESULT_PREVIEW_CHARS:]
+    return shown, max(0, len(lines) - _RESULT_PREVIEW_LINES)
+
+
 @dataclass
 class ToolCard:
     """One tool call as the user sees it."""
@@ -78,11 +110,19 @@ class ToolCard:
     result: str | None = None
     is_error: bool = False
     decision: str | None = None
+    progress: str = ""  # output so far while it runs
+    running_for: float | None = None  # seconds, as of the last progress report
+    first_figure: int = 1  # the number of its first image
+    images: list[tuple[str, str]] = field(default_factory=list)
+    thumbnails: list[str] = field(default_factory=list)  # THUMBNAIL keys of `images`
 
     @property
     def status(self) -> str:
         if self.result is None:
-            return "waiting for approval…" if self.decision == "asking" else "running…"
+            if self.decision == "asking":
+                return "waiting for approval…"
+            elapsed = time.monotonic() - self.started
+            return f"running · {elapsed:.0f} s" if elapsed >= 1 else "running…"
         mark = "✗ failed" if self.is_error else "✓"
         return f"{mark} · {self.duration or 0:.1f} s"
 
@@ -92,6 +132,9 @@ class ToolCard:
         summary = html.escape(tool_summary(self.name, self.input))
         head = (f"<b>{html.escape(self.name)}</b> <code>{summary}</code> — "
                 f"{html.escape(self.status)}")
+        head += "".join(f' <img src="{key}" width="{_THUMBNAIL_WIDTH}" '
+                        f'alt="Figure {n}" title="Figure {n}">'
+                        for n, key in enumerate(self.thumbnails, self.first_figure))
         body = []
         diff = _diff(self.name, self.input)
         if diff:
@@ -102,6 +145,10 @@ class ToolCard:
             shown, more = _fold(self.result)
             note = f"\n… ({more} more lines)" if more else ""
             body.append(fence(f"{shown}{note}"))
+        elif self.progress:
+            shown, more = _fold_tail(self.progress)
+            note = f"… ({more} lines before)\n" if more else ""
+            body.append(f"Output so far:\n\n{fence(f'{note}{shown}')}")
         inner = "\n\n".join(body)
         if not inner:
             return head
@@ -118,6 +165,9 @@ class LiveView:
     version: int = 0
     result: ResultMessage | None = None
     live_status: Any = None  # () -> str while running (turns, tokens, cost so far)
+    run_cost: Any = None  # () -> float | None: what this run cost (None: price unknown)
+    figures: int = 0  # images shown in cards so far
+    thumbnails: dict[str, tuple[str, str]] = field(default_factory=dict)
     _streaming: dict[int, list[str]] = field(default_factory=dict)
 
     def apply(self, message: Message) -> None:
@@ -170,9 +220,30 @@ class LiveView:
         for block in message.content if isinstance(message.content, list) else []:
             if isinstance(block, ToolResultBlock) and block.tool_use_id in self.cards:
                 card = self.cards[block.tool_use_id]
-                card.result = _result_text(block.content)
+                card.first_figure = self.figures + 1
+                card.images = _images(block.content)
+                card.thumbnails = []
+                for image in card.images:
+                    self.figures += 1
+                    key = f"{THUMBNAIL}{len(self.thumbnails)}"
+                    self.thumbnails[key] = image
+                    card.thumbnails.append(key)
+                card.result = _result_text(block.content, card.first_figure)
                 card.is_error = bool(block.is_error)
                 card.duration = time.monotonic() - card.started
+
+    def progress(self, tool_use_id: str, output: str) -> None:
+        """A running call's output so far."""
+        card = self.cards.get(tool_use_id)
+        if card is not None and card.result is None:
+            card.progress = output
+            self.version += 1
+
+    def card_index(self, tool_use_id: str) -> int | None:
+        """Where a call's card is among the items."""
+        card = self.cards.get(tool_use_id)
+        return next((i for i, (kind, value) in enumerate(self.items)
+                     if kind == "tool" and value is card), None) if card else None
 
     def mark_asking(self, tool_use_id: str | None, asking: bool) -> None:
         card = self.cards.get(tool_use_id or "")
@@ -181,28 +252,28 @@ class LiveView:
             card.started = time.monotonic()
             self.version += 1
 
-    @staticmethod
-    def _result_status(result: ResultMessage) -> str:
-        """The final status line; the cost reads "price unknown" (tokens only) when the
-        total is None or a model of the session has no known price (its `costUSD` is
-        None): a sum without that model's part is not the cost."""
-        from ..agent.usage import tokens_in
-        from ..pricing import format_cost
+    def _result_status(self, result: ResultMessage) -> str:
+        """The final status line: turns, how it ended, tokens, cost and time (`spend`)."""
+        from .spend import spend_words
 
-        usage = result.usage or {}
-        tokens = f"{tokens_in(usage)} in / {usage.get('output_tokens', 0)} out"
-        unpriced = any(entry.get("costUSD") is None
-                       for entry in (result.model_usage or {}).values())
-        cost = format_cost(None if unpriced else result.total_cost_usd, estimate=True)
         word = "Stopped" if result.is_error else "Done"
-        turns = f"{result.num_turns} turn{'' if result.num_turns == 1 else 's'}"
+        turns = turns_words(result.subtype, result.num_turns)
+        if self.run_cost is not None:  # this run's own cost (None: a price is unknown)
+            cost = self.run_cost()
+        else:  # the result's total, unless a model of it has no known price
+            unpriced = any(isinstance(entry, dict) and entry.get("costUSD") is None
+                           for entry in (result.model_usage or {}).values())
+            cost = None if unpriced else result.total_cost_usd
+        spent = spend_words(result.usage or {}, cost, result.duration_ms)
         return " · ".join(part for part in (f"{word} after {turns}", end_words(result.subtype),
-                                            f"{tokens} tokens", cost) if part)
+                                            spent) if part)
 
-    def markdown(self) -> str:
-        """The whole view as markdown (JupyterLab renders `<details>` as collapsibles)."""
+    def markdown(self, start: int = 0, end: int | None = None, *, status: bool = True) -> str:
+        """Items `start:end` as markdown (JupyterLab renders `<details>` as collapsibles),
+        with the status line if `status`. Thumbnails are `THUMBNAIL` keys (see
+        `with_thumbnails`)."""
         parts = []
-        for kind, value in self.items:
+        for kind, value in self.items[start:end]:
             if kind == "text" and value:
                 parts.append(escape_math(value))
             elif kind == "thinking" and value:
@@ -214,23 +285,32 @@ class LiveView:
                 parts.append(f"> {escape_math(value)}")
             elif kind == "context":
                 parts.append(context_details(value))
-        parts.append(f"*{escape_math(self._status_line())}*")
+        if status:
+            parts.append(f"*{escape_math(self._status_line())}*")
         return "\n\n".join(parts)
+
+    def with_thumbnails(self, markdown: str) -> str:
+        """The thumbnail keys in `markdown` replaced by the images, as data URIs."""
+        for key, (media_type, data) in self.thumbnails.items():
+            if key in markdown:
+                markdown = markdown.replace(f'"{key}"', f'"data:{media_type};base64,{data}"')
+        return markdown
 
     def _status_line(self) -> str:
         if self.result is None and self.live_status is not None:
             return str(self.live_status())
         return self.status
 
-    def text(self) -> str:
-        """The whole view as plain text."""
+    def text(self, start: int = 0, end: int | None = None, *, status: bool = True) -> str:
+        """Items `start:end` as plain text."""
         parts = []
-        for kind, value in self.items:
+        for kind, value in self.items[start:end]:
             if kind == "tool":
                 result = f"\n  {(value.result or '')[:500]}" if value.result else ""
                 parts.append(f"[{value.name}] {tool_summary(value.name, value.input)} "
                              f"({value.status}){result}")
             elif value:
                 parts.append(value if kind != "thinking" else f"(thinking) {value[:200]}")
-        parts.append(f"[{self._status_line()}]")
+        if status:
+            parts.append(f"[{self._status_line()}]")
         return "\n".join(parts)

@@ -13,7 +13,15 @@ from typing import Any
 
 from .record import SessionRecord
 
-__all__ = ["SessionSummary", "format_sessions", "summarize"]
+__all__ = ["SessionSummary", "cell_cost", "format_sessions", "summarize"]
+
+
+def cell_cost(volatile: Mapping[str, Any]) -> float | None:
+    """A cell's own cost from its output metadata; None if unknown (a model without a
+    known price). `cost_usd` is the session's total so far: records from before
+    `cell_cost_usd` existed have only that."""
+    cost = volatile.get("cell_cost_usd", volatile.get("cost_usd"))
+    return float(cost) if isinstance(cost, int | float) else None
 
 
 @dataclass(frozen=True)
@@ -38,15 +46,16 @@ def summarize(sessions: Sequence[tuple[str, Sequence[SessionRecord]]],
     for session_id, records in sessions:
         if not records:
             continue
-        costs = [volatile.get(r.cell_id, {}).get("cost_usd") for r in records]
-        known = [float(c) for c in costs if isinstance(c, int | float)]
+        costs = [cell_cost(volatile.get(r.cell_id, {})) for r in records]
+        known = [c for c in costs if c is not None]
         models = tuple(dict.fromkeys(r.model for r in records))
         parent = records[0].parent
         summaries.append(SessionSummary(
             session_id=session_id,
             cells=tuple(r.cell_id for r in records),
             turns=sum(r.result.num_turns for r in records),
-            cost_usd=sum(known) if known else None,
+            # a sum missing a cell's part is not the session's cost
+            cost_usd=sum(known) if known and len(known) == len(costs) else None,
             models=models,
             first_prompt=records[0].prompt,
             last_result=records[-1].result.subtype,

@@ -107,6 +107,9 @@ class SessionRecord(BaseModel):
     #: the declared kind (read / edit / execute / ask / network) of each tool the run
     #: called, so exports and transcripts read the tools' own declarations
     kinds: dict[str, str] = {}
+    #: tool_use id -> how many outputs (figures, displays) that call showed in the cell:
+    #: they sit right after its card, live, in the final outputs and on replay
+    shown_outputs: dict[str, int] = {}
 
     @field_validator("messages")
     @classmethod
@@ -125,7 +128,8 @@ def build_record(*, cell_id: str, session_id: str, parent: str | None, model: st
                  approvals: list[ApprovalRecord | dict[str, Any]], result: ResultMessage,
                  secrets: Iterable[str] = (), cwd: str | None = None,
                  shown_images: Collection[str] = (),
-                 kinds: dict[str, str] | None = None) -> SessionRecord:
+                 kinds: dict[str, str] | None = None,
+                 shown_outputs: Mapping[str, int] | None = None) -> SessionRecord:
     """The redacted, size-capped record of one cell's run.
 
     `messages` must be this cell's part of the conversation only (its prompt message and
@@ -148,6 +152,7 @@ def build_record(*, cell_id: str, session_id: str, parent: str | None, model: st
         "result": redact(summary, secrets=secrets),
         "cwd": cwd,
         "kinds": dict(kinds or {}),
+        "shown_outputs": {str(k): int(v) for k, v in (shown_outputs or {}).items() if v > 0},
     }
     try:
         return SessionRecord.model_validate(fields)

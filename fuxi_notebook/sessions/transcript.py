@@ -4,22 +4,29 @@ This is what a `%%fuxi` cell leaves visible once the live widgets are gone, and 
 compares, so it is built from the record alone and holds nothing that changes between runs
 (no costs, no timings). Both renderings come from the same list of parts, so they always
 say the same thing; only the syntax differs.
+
+In markdown each tool call is one folded line (its input, diff and whole result one click
+away), so a modest request takes a screen. A cell that showed outputs (a figure, a
+`display(df)`) is cut into segments after each call that showed them, so the outputs sit
+right after the card of the call that made them (`transcript_segments`).
 """
 
 from __future__ import annotations
 
 import difflib
+import html
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
-from .markdown import code_span, escape_math, fence
-from .record import ApprovalRecord, ResultSummary, SessionRecord
+from .markdown import escape_math, fence
+from .record import OUTPUT_REF, ApprovalRecord, ResultSummary, SessionRecord
 
-__all__ = ["CONTEXT_TITLE", "END_WORDS", "context_details", "edit_diff", "end_words",
-           "input_summary", "render_transcript", "render_transcript_text", "result_text"]
+__all__ = ["CONTEXT_TITLE", "END_WORDS", "Segment", "context_details", "edit_diff", "end_words",
+           "input_summary", "render_transcript", "render_transcript_text", "result_text",
+           "transcript_segments", "turns_words"]
 
 #: Input fields that say most about a call, best first.
 _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
@@ -31,10 +38,17 @@ _REMINDER = "<system-reminder>"
 CONTEXT_TITLE = "Kernel context (what the user's notebook holds now):"
 
 
+#: Characters of a tool result inside a folded markdown card (the record keeps up to
+#: MAX_TOOL_RESULT_CHARS); plain text, which cannot fold, shows less.
+FOLDED_RESULT_CHARS = 10_000
+PLAIN_RESULT_CHARS = 2_000
+
+
 @dataclass(frozen=True)
 class _Tool:
     """One tool call with everything shown about it."""
 
+    id: str
     name: str
     summary: str
     detail: str | None  # the full input when the summary cannot hold it, or a diff
@@ -42,6 +56,17 @@ class _Tool:
     approvals: tuple[ApprovalRecord, ...]
     result: str | None  # None when the record has no result for the call
     is_error: bool
+    shown: tuple[int, ...] = ()  # numbers of the figures it showed below its card
+    outputs: int = 0  # outputs it showed below its card (figures and displays)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of the transcript; `outputs_of` names the call whose outputs follow it."""
+
+    markdown: str
+    text: str
+    outputs_of: str | None
 
 
 #: (kind, payload): kind is prompt | context | text | thinking | user | tool | end.
@@ -50,20 +75,43 @@ _Part = tuple[str, Any]
 _Described = tuple[str, str | None, str]
 
 
-def render_transcript(record: SessionRecord, *, max_result_chars: int = 2000) -> str:
-    """Markdown: the prompt quoted, the model's text, tool calls with their results."""
+def render_transcript(record: SessionRecord, *,
+                      max_result_chars: int = FOLDED_RESULT_CHARS) -> str:
+    """Markdown: the prompt quoted, the model's text, tool calls folded with their results."""
     return "\n\n".join(_markdown(p) for p in _parts(record, max_result_chars))
 
 
-def render_transcript_text(record: SessionRecord, *, max_result_chars: int = 2000) -> str:
+def render_transcript_text(record: SessionRecord, *,
+                           max_result_chars: int = PLAIN_RESULT_CHARS) -> str:
     """The same transcript as plain text, for terminals and `text/plain`."""
     return "\n\n".join(_plain(p) for p in _parts(record, max_result_chars))
 
 
+def transcript_segments(record: SessionRecord, *, end_note: str = "") -> list[Segment]:
+    """The transcript cut after each call that showed outputs (`record.shown_outputs`):
+    the cell shows each segment, then that call's outputs, then the next segment.
+    `end_note` goes on the last line (what the run spent, which the record leaves out)."""
+    segments: list[Segment] = []
+    markdown = _parts(record, FOLDED_RESULT_CHARS, end_note)
+    plain = _parts(record, PLAIN_RESULT_CHARS, end_note)
+    start = 0
+    for end, (kind, payload) in enumerate(markdown, 1):
+        if kind == "tool" and payload.outputs and end < len(markdown):
+            segments.append(_segment(markdown[start:end], plain[start:end], payload.id))
+            start = end
+    segments.append(_segment(markdown[start:], plain[start:], None))
+    return segments
+
+
+def _segment(markdown: list[_Part], plain: list[_Part], outputs_of: str | None) -> Segment:
+    return Segment("\n\n".join(_markdown(p) for p in markdown),
+                   "\n\n".join(_plain(p) for p in plain), outputs_of)
+
+
 # -- the parts, shared by both renderings ---------------------------------------------------
 
-def _parts(record: SessionRecord, cap: int) -> list[_Part]:
-    results = _results_by_id(record.messages)
+def _parts(record: SessionRecord, cap: int, end_note: str = "") -> list[_Part]:
+    results = _results_by_id(record.messages, _Figures())
     approvals = _approvals_by_id(record.approvals)
     parts: list[_Part] = [("prompt", record.prompt)]
     seen: set[str] = set()
@@ -76,6 +124,9 @@ def _parts(record: SessionRecord, cap: int) -> list[_Part]:
             continue
         for wire in _blocks(message["content"]):
             part = _assistant_part(wire, results, approvals, cap)
+            if part is not None and part[0] == "tool":
+                outputs = record.shown_outputs.get(part[1].id, 0)
+                part = ("tool", _with_outputs(part[1], outputs))
             if part is not None:
                 parts.append(part)
                 if part[0] == "tool":
@@ -84,11 +135,17 @@ def _parts(record: SessionRecord, cap: int) -> list[_Part]:
         if tool_use_id not in seen:
             notes = "; ".join(_approval_note(a, str) for a in orphans)
             parts.append(("user", f"{orphans[0].tool_name} call not recorded: {notes}"))
-    parts.append(("end", record.result))
+    parts.append(("end", (record.result, end_note)))
     return parts
 
 
-def _assistant_part(wire: dict[str, Any], results: dict[str, tuple[str, bool]],
+def _with_outputs(tool: _Tool, outputs: int) -> _Tool:
+    from dataclasses import replace
+
+    return replace(tool, outputs=max(0, int(outputs))) if outputs else tool
+
+
+def _assistant_part(wire: dict[str, Any], results: dict[str, _Result],
                     approvals: dict[str, list[ApprovalRecord]], cap: int) -> _Part | None:
     if wire.get("type") == "redacted_thinking":
         return ("thinking", "(redacted by the API)")
@@ -110,14 +167,15 @@ def _well_formed_call(wire: dict[str, Any]) -> bool:
             and isinstance(wire.get("input", {}), dict))
 
 
-def _tool(block: ToolUseBlock, result: tuple[str, bool] | None,
+def _tool(block: ToolUseBlock, result: _Result | None,
           approvals: list[ApprovalRecord], cap: int) -> _Tool:
     summary, detail, lang = _describe_input(block.name, block.input, cap)
-    text, is_error = result if result is not None else (None, False)
+    text, is_error, figures = result if result is not None else (None, False, ())
     if text is not None:
         text = _cap(text, cap) if text.strip() else "(no output)"
-    return _Tool(name=block.name, summary=summary, detail=detail, detail_lang=lang,
-                 approvals=tuple(approvals), result=text, is_error=is_error)
+    return _Tool(id=block.id, name=block.name, summary=summary, detail=detail,
+                 detail_lang=lang, approvals=tuple(approvals), result=text,
+                 is_error=is_error, shown=figures)
 
 
 def _describe_input(name: str, tool_input: dict[str, Any], cap: int) -> _Described:
@@ -211,20 +269,46 @@ def _kernel_context(content: str | list[Any]) -> list[str]:
     return found
 
 
-def _results_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, bool]]:
-    found: dict[str, tuple[str, bool]] = {}
+#: (result text, is_error, numbers of the figures it showed)
+_Result = tuple[str, bool, tuple[int, ...]]
+
+
+class _Figures:
+    """Numbers the figures a cell showed, in order, and labels the images of results."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.numbers: list[int] = []
+
+    def label(self, block: dict[str, Any]) -> str:
+        source = block.get("source") if isinstance(block.get("source"), dict) else {}
+        kind = str(source.get("media_type") or "image").removeprefix("image/").upper()
+        if block.get("type") == "image" and source.get("type") == OUTPUT_REF:
+            self.count += 1
+            self.numbers.append(self.count)
+            return f"[Figure {self.count} ({kind}), shown below]"
+        if block.get("type") == "image":
+            return f"[{kind} image, seen by the model]"
+        return f"[{block.get('type', 'block')}]"
+
+
+def _results_by_id(messages: list[dict[str, Any]], figures: _Figures) -> dict[str, _Result]:
+    found: dict[str, _Result] = {}
     for message in messages:
         if message["role"] != "user":
             continue
         for block in _blocks(message["content"]):
             if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                found[block["tool_use_id"]] = (result_text(block.get("content")),
-                                               bool(block.get("is_error")))
+                figures.numbers = []
+                text = result_text(block.get("content"), label=figures.label)
+                found[block["tool_use_id"]] = (text, bool(block.get("is_error")),
+                                               tuple(figures.numbers))
     return found
 
 
-def result_text(content: Any) -> str:
-    """A tool result's content as text: its text blocks, `[type]` for the others."""
+def result_text(content: Any, *, label: Callable[[dict[str, Any]], str] | None = None) -> str:
+    """A tool result's content as text: its text blocks, `[type]` (or `label(block)`) for
+    the others."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -234,7 +318,7 @@ def result_text(content: Any) -> str:
         if isinstance(block, dict) and block.get("type") == "text":
             pieces.append(str(block.get("text", "")))
         elif isinstance(block, dict):
-            pieces.append(f"[{block.get('type', 'block')}]")
+            pieces.append(label(block) if label else f"[{block.get('type', 'block')}]")
     return "\n".join(pieces)
 
 
@@ -286,19 +370,39 @@ def _markdown(part: _Part) -> str:
         return _markdown_tool(payload)
     if kind == "context":
         return context_details(payload)
-    return escape_math(_ending(payload, bold=True))
+    return escape_math(_ending(*payload, bold=True))
 
 
 def _markdown_tool(tool: _Tool) -> str:
-    header = f"**{tool.name}** {code_span(tool.summary)}"
-    header += "".join(f" ({_approval_note(a, code_span, escape_math)})"
+    """One folded line: `<summary>` does not render markdown, so the header is HTML."""
+    header = f"<b>{html.escape(tool.name)}</b> {_html_code(tool.summary)}"
+    header += "".join(f" ({_approval_note(a, _html_code, html.escape)})"
                       for a in tool.approvals)
-    header += _failed(tool)
-    lines = [header]
+    header += html.escape(_failed(tool)) + html.escape(_below(tool))
+    lines = []
     if tool.detail:
         lines.append(fence(tool.detail, tool.detail_lang))
     lines.append(fence(tool.result) if tool.result is not None else "*(no result recorded)*")
-    return "\n\n".join(lines)
+    body = "\n\n".join(lines)
+    return f"<details><summary>{header}</summary>\n\n{body}\n\n</details>"
+
+
+def _html_code(text: str) -> str:
+    return f"<code>{html.escape(text)}</code>"
+
+
+def _below(tool: _Tool) -> str:
+    """` · Figure 2 below`: which outputs under the card are this call's."""
+    if not tool.outputs:
+        return ""
+    if tool.shown:
+        first, last = tool.shown[0], tool.shown[-1]
+        joint = " and " if len(tool.shown) == 2 else " to "
+        figures = f"Figure {first}" if first == last else f"Figures {first}{joint}{last}"
+        others = tool.outputs - len(tool.shown)
+        more = f" and {others} more output{'s' if others > 1 else ''}" if others > 0 else ""
+        return f" · {figures}{more} below"
+    return f" · {tool.outputs} output{'s' if tool.outputs > 1 else ''} below"
 
 
 def context_details(text: str) -> str:
@@ -318,17 +422,27 @@ END_WORDS = {"success": "", "error_max_turns": "the turn limit was reached",
              "error_during_execution": ""}
 
 
+def turns_words(subtype: str, num_turns: int) -> str:
+    """`3 turns`, counted as `--max-turns` counts them: a run stopped at the limit got one
+    more response, whose tool calls were not run; it is not a turn taken (so
+    `--max-turns 1` reports 1 turn, not the 2 responses of `ResultMessage.num_turns`)."""
+    taken = max(0, num_turns - 1) if subtype == "error_max_turns" else num_turns
+    return f"{taken} turn{'' if taken == 1 else 's'}"
+
+
 def end_words(subtype: str) -> str:
     """`the turn limit was reached`, `` for a plain end (the errors below say why)."""
     return END_WORDS.get(subtype, subtype.replace("_", " "))
 
 
-def _ending(result: ResultSummary, *, bold: bool) -> str:
-    """`Done · 4 turns`, or `Stopped · the turn limit was reached · 3 turns` with errors."""
+def _ending(result: ResultSummary, note: str = "", *, bold: bool) -> str:
+    """`Done · 4 turns`, or `Stopped · the turn limit was reached · 3 turns` with errors;
+    `note` (tokens, cost, time) joins the line."""
     word = "Stopped" if result.is_error else "Done"
-    turns = f"{result.num_turns} turn{'' if result.num_turns == 1 else 's'}"
+    turns = turns_words(result.subtype, result.num_turns)
     why = end_words(result.subtype)
-    line = " · ".join(part for part in (f"**{word}**" if bold else word, why, turns) if part)
+    line = " · ".join(part for part in (f"**{word}**" if bold else word, why, turns, note)
+                      if part)
     if result.errors:
         line += "\n" + "\n".join(f"- {e}" for e in result.errors)
     return line
@@ -345,7 +459,7 @@ def _plain(part: _Part) -> str:
         "user": lambda p: _indent(p.strip(), "> "),
         "context": lambda p: f"(context sent with the prompt: {len(p):,} characters)",
         "tool": _plain_tool,
-        "end": lambda p: _ending(p, bold=False),
+        "end": lambda p: _ending(*p, bold=False),
     }
     return render[kind](payload)
 
@@ -353,7 +467,7 @@ def _plain(part: _Part) -> str:
 def _plain_tool(tool: _Tool) -> str:
     header = f"{tool.name}: {tool.summary}"
     header += "".join(f" ({_approval_note(a, str)})" for a in tool.approvals)
-    header += _failed(tool)
+    header += _failed(tool) + _below(tool)
     lines = [header]
     if tool.detail:
         lines.append(_indent(tool.detail, "    "))

@@ -7,7 +7,7 @@ import contextlib
 import os
 import shlex
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,18 +35,53 @@ class _Outcome:
 
 
 class _Collector(asyncio.Protocol):
-    """Feeds the command's merged stdout/stderr into a bounded buffer as it arrives."""
+    """Feeds the command's merged stdout/stderr into a bounded buffer as it arrives, and
+    reports the output so far (capped) while the command runs.
 
-    def __init__(self, buffer: HeadTailBuffer) -> None:
+    Reports are throttled: at most one per `interval` seconds, the last one sent by a timer
+    when output stops arriving, so a `yes` loop costs a few reports a second, not one per
+    chunk; `finish()` sends the final state.
+    """
+
+    def __init__(self, buffer: HeadTailBuffer, report: Callable[[str], None] | None = None,
+                 *, chars: int = 0, interval: float = 0.0) -> None:
         self.buffer = buffer
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._loop = asyncio.get_running_loop()
+        self.closed: asyncio.Future[None] = self._loop.create_future()
+        self._report, self._chars, self._interval = report, chars, interval
+        self._reported = 0  # buffer.total when last reported
+        self._last = -interval  # loop time of the last report
+        self._timer: asyncio.TimerHandle | None = None
 
     def data_received(self, data: bytes) -> None:
         self.buffer.feed(data)
+        if self._report is None or self._timer is not None:  # none wanted, or one is due
+            return
+        wait = self._last + self._interval - self._loop.time()
+        if wait <= 0:
+            self._send()
+        else:
+            self._timer = self._loop.call_later(wait, self._send)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():
             self.closed.set_result(None)
+
+    def _send(self) -> None:
+        """Report the output so far, if it grew since the last report."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._report is None or self.buffer.total == self._reported:
+            return
+        self._reported, self._last = self.buffer.total, self._loop.time()
+        with contextlib.suppress(Exception):  # raising here would close the pipe
+            self._report(self.buffer.text(self._chars))
+
+    def finish(self) -> None:
+        """The final report (what an interrupt's result will say); no reports after it."""
+        self._send()
+        self._report = None
 
 
 class BashTool(DeclaredTool):
@@ -156,9 +191,16 @@ def _remember_cwd(ctx: ToolContext, cwd_file: str) -> None:
 
 
 async def _execute(script: str, cwd: Path, env: dict[str, str], timeout: float) -> _Outcome:
-    """Run `bash -c script` in its own process group; kill the group on timeout/cancel."""
+    """Run `bash -c script` in its own process group; kill the group on timeout/cancel.
+
+    The output so far goes to the running call's progress reporter while the command runs;
+    the last report, sent before this returns or raises, holds everything read.
+    """
+    from ..agent.progress import PROGRESS_CHARS, PROGRESS_INTERVAL, reporter  # a cycle if global
+
     buffer = HeadTailBuffer(_BUFFER_BYTES, _BUFFER_BYTES)
-    proc, transport, collector = await _spawn(script, cwd, env, buffer)
+    collector = _Collector(buffer, reporter(), chars=PROGRESS_CHARS, interval=PROGRESS_INTERVAL)
+    proc, transport = await _spawn(script, cwd, env, collector)
     timed_out = False
     try:
         try:
@@ -173,12 +215,13 @@ async def _execute(script: str, cwd: Path, env: dict[str, str], timeout: float) 
             await asyncio.wait_for(asyncio.shield(collector.closed), _DRAIN_SECONDS)
     finally:
         transport.close()
+        collector.finish()
     return _Outcome(proc.returncode, buffer.text(MAX_OUTPUT_CHARS), timed_out)
 
 
 async def _spawn(
-    script: str, cwd: Path, env: dict[str, str], buffer: HeadTailBuffer
-) -> tuple[asyncio.subprocess.Process, asyncio.ReadTransport, _Collector]:
+    script: str, cwd: Path, env: dict[str, str], collector: _Collector
+) -> tuple[asyncio.subprocess.Process, asyncio.ReadTransport]:
     """Start bash writing stdout+stderr into a pipe we own (so we can stop reading it)."""
     read_fd, write_fd = os.pipe()
     try:
@@ -191,7 +234,6 @@ async def _spawn(
         raise ToolError(f"Could not start bash: {exc}") from exc
     finally:
         os.close(write_fd)
-    collector = _Collector(buffer)
     pipe = open(read_fd, "rb", 0)  # noqa: SIM115 - the transport owns and closes it
     try:
         loop = asyncio.get_running_loop()
@@ -200,7 +242,7 @@ async def _spawn(
         pipe.close()
         await asyncio.shield(terminate_group(proc))
         raise
-    return proc, transport, collector
+    return proc, transport
 
 
 def _format(outcome: _Outcome, timeout_ms: int, note: str) -> ToolOutput:

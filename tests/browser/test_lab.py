@@ -104,8 +104,11 @@ def test_allow_runs_the_full_command(notebook, api: FakeMessagesServer):
     nb.click(1, "Allow")
     nb.wait_output(1, DONE)
     nb.wait_done(1)
+    assert "(allowed by you)" in nb.output_text(1)  # the decision, on the folded line
+    assert "end-of-command" not in nb.output_text(1)  # the call is one folded line...
+    nb.outputs(1).locator("summary", has_text="Bash").click()  # ...one click from the rest
+    nb.wait_output(1, "end-of-command")
     shown = nb.output_text(1)
-    assert "(allowed by you)" in shown and "end-of-command" in shown  # decision and output
     assert ALLOW_COMMAND in shown  # the full command stays visible after approval
     assert "The file is there now." in shown
     assert nb.button(1, "Allow").count() == 0  # the card became plain text
@@ -301,3 +304,71 @@ def test_cards_show_code_and_diffs_formatted(notebook, api: FakeMessagesServer):
     nb.click(1, "Deny")
     nb.wait_output(1, DONE)
     nb.wait_done(1)
+
+
+PLOT = ("import matplotlib.pyplot as plt\nplt.figure(figsize=(4, 2.5)); "
+        "plt.plot([3, 1, 2]); plt.title({title!r});")
+#: Each output of a cell, in order: "figure" (an image output), else its text.
+LAYOUT = """(area) => [...area.querySelectorAll(':scope > .jp-OutputArea-child')].map(child =>
+    child.querySelector('.jp-RenderedImage img') ? 'figure'
+    : (child.innerText.trim() || '(empty)'))"""
+
+
+def _layout(nb, index: int) -> list[str]:
+    return nb.outputs(index).evaluate(LAYOUT)
+
+
+def _at(layout: list[str], needle: str) -> int:
+    """The index of the first output showing `needle`."""
+    return next(i for i, shown in enumerate(layout) if needle in shown)
+
+
+def test_plots_and_decisions_sit_next_to_their_calls(notebook, api: FakeMessagesServer):
+    """Issue 9, items 9, 10 and 11: figures appeared below "Done", far from the call that
+    drew them; cards showed `[image]`; decision lines piled up below the live view."""
+    api.add(Turn([text("Sales first."), tool_use("Python", {"code": PLOT.format(title="sales")})]),
+            Turn([text("Now costs."), tool_use("Python", {"code": PLOT.format(title="costs")})]),
+            Turn([tool_use("Bash", {"command": "touch plotted"})]),
+            Turn([text("Both plots are above: sales, then costs.")]))
+    nb = notebook([LOAD, "%%fuxi\nplot sales, then costs"])
+    nb.run_and_wait(0)
+    nb.run_cell(1)
+    nb.click(1, "Allow")
+    nb.wait_output(1, "Now costs.")
+    nb.click(1, "Allow")
+    nb.wait_buttons(1, "Allow", "Deny")  # the Bash card
+    nb.wait_output(1, "touch plotted")
+    live = [line for line in _layout(nb, 1) if line != "(empty)"]
+    # each figure right below its call's card and decision; the waiting card last
+    sales, costs = _at(live, "Sales first."), _at(live, "Now costs.")
+    assert live[sales + 1].startswith("✓ Allowed: Python") and live[sales + 2] == "figure"
+    assert live[costs + 1].startswith("✓ Allowed: Python") and live[costs + 2] == "figure"
+    assert sales < costs < len(live) - 2 and live.count("figure") == 2, live
+    thumbnails = nb.outputs(1).locator(".jp-RenderedMarkdown img[alt^='Figure']")
+    assert thumbnails.count() == 2  # in the cards, numbered: told apart
+    assert "[image]" not in nb.output_text(1)
+    nb.screenshot(SCREENSHOTS / "plots-live.png", index=1)
+    nb.click(1, "Allow")
+    nb.wait_output(1, DONE)
+    nb.wait_done(1)
+    final = _layout(nb, 1)
+    assert len(final) == 5 and final[1] == final[3] == "figure", final
+    assert final[2].startswith("Now costs.") and final[4].startswith("Bash"), final
+    shown = nb.output_text(1)
+    assert "Figure 1 below" in shown and "Figure 2 below" in shown
+    assert "[image]" not in shown and "(empty)" not in final
+    # each call is one folded line: its result is one click away
+    folded = nb.outputs(1).locator("details:not([open]) > summary", has_text="Python")
+    assert folded.count() == 2
+    folded.first.click()
+    expect_code = nb.outputs(1).locator("details[open] pre", has_text="plt.title('sales')")
+    expect_code.first.wait_for(timeout=10_000)
+    nb.screenshot(SCREENSHOTS / "plots-final.png", index=1)
+    nb.save()
+    nb.reload()
+    nb.wait_output(1, "Both plots are above")
+    assert _layout(nb, 1) == final
+    saved = nbformat.read(str(nb.path), as_version=4)
+    kinds = ["image/png" in o.get("data", {}) for o in saved.cells[1].outputs]
+    assert kinds == [False, True, False, True, False]  # figures stored once, in place
+    assert all(o.get("data") for o in saved.cells[1].outputs)  # no empty outputs

@@ -76,7 +76,7 @@ def _edit_record(folder: Path, cell_id: str, change, *, rerender: bool = True) -
     change(record)
     output["data"][RECORD_MIME] = record
     if rerender:
-        data, _ = record_outputs(load_record(record), {})
+        data, _, _ = record_outputs(load_record(record), output["metadata"]["fuxi"])[-1]
         output["data"] = data
     path.write_text(json.dumps(nb))
 

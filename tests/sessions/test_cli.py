@@ -169,7 +169,7 @@ def test_show_markdown(notebook):
     out = _ok(fuxi("sessions", "show", notebook, "cell-one", "--markdown"))
 
     assert out.startswith(f"# Session {SID_A}\n\n## cell cell-one: Fix the failing test\n\n")
-    assert "**Edit** `src/add.js`" in out
+    assert "<b>Edit</b> <code>src/add.js</code>" in out
 
 
 def test_export_markdown_to_a_file_atomically(notebook, tmp_path):

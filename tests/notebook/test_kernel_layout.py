@@ -1,0 +1,176 @@
+"""Where things sit in a `%%fuxi` cell, live and saved (issue 9, items 9, 10, 11, 12, 13).
+
+A real ipykernel, a frontend that sends cell ids (so cards can be clicked), the fake
+Messages API. The cell's outputs are rebuilt from the iopub messages the way a notebook
+keeps them (display updates and clears applied), at the moment a card waits and at the end.
+"""
+
+from __future__ import annotations
+
+import json
+
+from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook.testing import Turn, text, tool_use
+from fuxi_notebook.testing.frontend import _Outputs
+
+from .kernel_harness import record_of, wait_until
+
+PLOT_SALES = ("import matplotlib.pyplot as plt\n"
+              "plt.figure(); plt.plot([1, 3, 2]); plt.title('sales');")
+PLOT_COSTS = "plt.figure(); plt.bar([1, 2], [3, 4]); plt.title('costs');"
+
+
+def _outputs(messages, msg_id):
+    """The cell's outputs as a saved notebook would keep them, from its iopub messages."""
+    kept = _Outputs()
+    for message in messages:
+        if message["parent_header"].get("msg_id") == msg_id:
+            kept.add(message)
+    return kept.items
+
+
+def _kind(output) -> str:
+    """A short name for what an output shows."""
+    data = output.get("data") or {}
+    if "image/png" in data:
+        return "figure"
+    if "application/vnd.jupyter.widget-view+json" in data:
+        return "card"
+    if "application/javascript" in data:
+        return "script"
+    markdown = data.get("text/markdown", "")
+    if markdown.startswith(("✓", "✗", "?")):
+        return "decision"
+    return "view" if markdown else f"other:{sorted(data)}"
+
+
+def _waiting_for(kernel, mark, tool):
+    """Wait until the card asking about `tool` is shown (its tab-title script follows it)."""
+    kernel.wait_for(lambda m: kernel._iopub.index(m) >= mark
+                    and m["msg_type"] == "display_data"
+                    and f"use {tool}" in m["content"]["data"].get("application/javascript", ""))
+
+
+def test_figures_and_decisions_sit_next_to_their_calls_live_and_saved(fresh, api):
+    api.add(Turn([text("Sales first."), tool_use("Python", {"code": PLOT_SALES})]),
+            Turn([text("Now costs."), tool_use("Python", {"code": PLOT_COSTS})]),
+            Turn([tool_use("Bash", {"command": "touch saved.txt"})]),
+            Turn([text("Two plots: sales and costs.")]))
+    start = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi\nplot sales, then costs", cell_id="cell-plots")
+    mark = start
+    for tool in ("Python", "Bash"):
+        allow = fresh.button("Allow", after=mark)
+        mark = fresh.iopub_count()
+        fresh.click(allow)
+        _waiting_for(fresh, mark, tool)
+    allow = fresh.button("Allow", after=mark)
+
+    # live, while the Bash card waits: each figure right below its call, decisions in order
+    live = _outputs(fresh.messages_since(start), msg_id)
+    kinds = [_kind(o) for o in live if _kind(o) != "script"]
+    assert kinds == ["view", "decision", "figure", "view", "decision", "figure", "view",
+                     "card"], kinds
+    views = [o["data"]["text/markdown"] for o in live if _kind(o) == "view"]
+    assert "Sales first." in views[0] and "<b>Python</b>" in views[0]
+    assert 'alt="Figure 1"' in views[0] and "data:image/png;base64," in views[0]  # thumbnail
+    assert "Now costs." in views[1] and 'alt="Figure 2"' in views[1]
+    assert "<b>Bash</b>" in views[2] and "waiting for approval" in views[2]
+    assert all(o["data"].get("text/plain") or o["data"].get("text/markdown")
+               or "image/png" in o["data"] or _kind(o) == "card" for o in live
+               if _kind(o) != "script"), "an empty output in the live cell"
+
+    fresh.click(allow)
+    result = fresh.wait(msg_id, timeout=60)
+    assert result.status == "ok", result.messages
+
+    # saved: the same order without cards; each call folded; figures once, after their card
+    saved = _outputs(result.messages, msg_id)
+    assert [_kind(o) for o in saved] == ["view", "figure", "view", "figure", "view"]
+    first, _, second, _, last = (o["data"] for o in saved)
+    assert "Sales first." in first["text/markdown"]
+    assert first["text/markdown"].rstrip().endswith("</details>")
+    assert "Figure 1 below</summary>" in first["text/markdown"]
+    assert "Figure 2 below</summary>" in second["text/markdown"]
+    assert "data:image" not in json.dumps(saved)  # no second copy of a figure
+    assert RECORD_MIME in last and RECORD_MIME not in first
+    record = record_of(result)
+    assert sorted(record["shown_outputs"].values()) == [1, 1]
+    # the last line says what the run spent: turns, tokens, cost (an estimate) and time
+    line = last["text/plain"].splitlines()[-1]
+    assert line.startswith("Done · 4 turns · ") and " out tokens · $" in line
+    assert "(estimate) · " in line and line.endswith(" s")
+
+
+def test_a_replay_puts_figures_where_the_live_run_did(fresh, api, tmp_path):
+    api.add(Turn([text("Sales first."), tool_use("Python", {"code": PLOT_SALES})]),
+            Turn([text("Done plotting.")]))
+    live = fresh.run("%%fuxi --new --allowed-tools Python\nplot sales", cell_id="cell-replayed")
+    assert live.status == "ok", live.messages
+    saved = _outputs(live.messages, live.reply["parent_header"]["msg_id"])
+    assert [_kind(o) for o in saved] == ["view", "figure", "view"], json.dumps(saved)[:3000]
+
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi --new --allowed-tools Python --replay\nplot sales",
+                        cell_id="cell-replayed")
+    fresh.click(fresh.button("Replay", after=mark))  # the first replay asks once
+    replayed = fresh.wait(msg_id, timeout=60)
+    assert replayed.status == "ok", replayed.messages
+    again = _outputs(replayed.messages, replayed.reply["parent_header"]["msg_id"])
+    assert [_kind(o) for o in again] == ["view", "figure", "view"], json.dumps(again)[:3000]
+    # text and record equal (the figure is drawn again); the spend line is the recorded one
+    for before, after in zip(saved, again, strict=True):
+        if _kind(before) == "view":
+            assert after["data"]["text/plain"] == before["data"]["text/plain"]
+            assert after["data"].get(RECORD_MIME) == before["data"].get(RECORD_MIME)
+    assert len(api.requests) == 2  # the replay called no model
+
+
+def test_a_long_bash_call_shows_elapsed_time_and_output_so_far(fresh, api):
+    go = fresh.work / "go"
+    command = f"echo first line; while [ ! -e {go} ]; do sleep 0.05; done; echo second line"
+    api.add(Turn([tool_use("Bash", {"command": command})]), Turn([text("finished")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi --allowed-tools Bash\nrun it", cell_id="cell-progress")
+
+    def shown(needle):
+        return any(needle in json.dumps(m["content"].get("data", {}), ensure_ascii=False)
+                   for m in fresh.messages_since(mark)
+                   if m["parent_header"].get("msg_id") == msg_id)
+
+    wait_until(lambda: shown("Output so far") and shown("first line"), timeout=30)
+    wait_until(lambda: shown("running · 1 s") or shown("running · 2 s"), timeout=30)
+    go.touch()
+    result = fresh.wait(msg_id, timeout=30)
+    assert result.status == "ok"
+    assert "second line" in json.dumps(result.final(RECORD_MIME)["data"][RECORD_MIME])
+
+
+def test_max_turns_one_reports_one_turn(fresh, api):
+    api.add(Turn([tool_use("Bash", {"command": "ls"})]),
+            Turn([text("And once more."), tool_use("Bash", {"command": "ls -a"})]))
+    result = fresh.run("%%fuxi --max-turns 1 --allowed-tools Bash\nlook around")
+    assert result.status == "ok", result.messages
+    last = result.final(RECORD_MIME)["data"]["text/plain"].splitlines()
+    line = next(line for line in last if line.startswith("Stopped"))
+    assert line.startswith("Stopped · the turn limit was reached · 1 turn · "), line
+    assert record_of(result)["result"]["num_turns"] == 2  # the SDK's count: responses
+
+
+def test_a_write_card_shows_the_file_under_the_cells_working_directory(fresh, api):
+    """A relative path is resolved as the tool resolves it: against `--cwd`, not against
+    the kernel's own directory (where a file of the same name said "overwrite")."""
+    sub = fresh.work / "project"
+    sub.mkdir(exist_ok=True)
+    (sub / "notes.md").write_text("# Notes\nNorth leads\n")
+    (fresh.work / "notes.md").unlink(missing_ok=True)
+    api.add(Turn([tool_use("Write", {"file_path": "notes.md", "content": "# Notes\nSouth\n"})]),
+            Turn([text("ok")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send(f"%%fuxi --cwd {sub}\nupdate the notes", cell_id="cell-cwd")
+    card = fresh.wait_for(lambda m: fresh._iopub.index(m) >= mark and m["msg_type"] == "comm_open"
+                          and "Allow Write?" in str(m["content"]["data"]["state"].get("value")))
+    shown = card["content"]["data"]["state"]["value"]
+    assert "overwrite" in shown and str(sub / "notes.md") in shown and "North leads" in shown
+    fresh.click(fresh.button("Deny", after=mark))
+    assert fresh.wait(msg_id, timeout=30).status == "ok"
