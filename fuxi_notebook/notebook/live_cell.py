@@ -13,14 +13,12 @@ from typing import Any
 from ..agent.loop import run_prompt
 from ..agent.run import Run
 from ..agent.session import Session, reminder
-from ..agent.usage import tokens_in
 from ..options import (
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
     ToolPermissionContext,
 )
-from ..pricing import format_cost
 from ..sessions.transcript import CONTEXT_TITLE
 from ..types import ResultMessage
 from .cellrun import CellStopped, FinalOutputs, FuxiRun, secrets, ticking
@@ -75,13 +73,14 @@ class LiveCell:
         renderer.view.run_cost = lambda: self.session.usage.cost_since(self.run.usage_at_start)
 
     def _status(self) -> str:
-        """The live status line: turns, tokens and cost so far."""
+        """The live status line: turns, tokens and cost so far (they move as it streams)."""
+        from .spend import spend_words
+
         tokens = self.session.usage.since(self.run.usage_at_start)
-        read = tokens_in(tokens)
-        cost = format_cost(self.session.usage.cost_since(self.run.usage_at_start),
-                           estimate=True)
-        return (f"running · {self.run.num_turns} model turn(s) so far · {read} in / "
-                f"{tokens['output_tokens']} out tokens · {cost}")
+        cost = self.session.usage.cost_since(self.run.usage_at_start)
+        turns = self.run.num_turns
+        return (f"running · {turns} turn{'' if turns == 1 else 's'} so far · "
+                f"{spend_words(tokens, cost)}")
 
     def _content(self, body: str) -> list[dict[str, Any]]:
         blocks = [reminder(f"{CONTEXT_TITLE}\n{self.context}")] if self.context else []

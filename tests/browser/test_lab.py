@@ -346,7 +346,7 @@ def test_plots_and_decisions_sit_next_to_their_calls(notebook, api: FakeMessages
     assert sales < costs < len(live) - 2 and live.count("figure") == 2, live
     thumbnails = nb.outputs(1).locator(".jp-RenderedMarkdown img[alt^='Figure']")
     assert thumbnails.count() == 2  # in the cards, numbered: told apart
-    assert "[image]" not in nb.output_text(1)
+    assert "[image]" not in nb.output_text(1) and "**" not in nb.output_text(1)  # rendered
     nb.screenshot(SCREENSHOTS / "plots-live.png", index=1)
     nb.click(1, "Allow")
     nb.wait_output(1, DONE)
@@ -372,3 +372,16 @@ def test_plots_and_decisions_sit_next_to_their_calls(notebook, api: FakeMessages
     kinds = ["image/png" in o.get("data", {}) for o in saved.cells[1].outputs]
     assert kinds == [False, True, False, True, False]  # figures stored once, in place
     assert all(o.get("data") for o in saved.cells[1].outputs)  # no empty outputs
+
+
+def test_end_states_in_a_users_words(notebook, api: FakeMessagesServer):
+    """Issue 9, item 11: `--max-turns 1` said "2 turns", ends read `error_max_turns`."""
+    api.add(Turn([tool_use("Bash", {"command": "ls"})]),
+            Turn([text("One more look."), tool_use("Bash", {"command": "ls -a"})]))
+    nb = notebook([LOAD, '%%fuxi --max-turns 1 --allowed-tools "Bash(ls *)"\nlook around'])
+    nb.run_and_wait(0)
+    nb.run_and_wait(1)
+    nb.wait_output(1, "Stopped · the turn limit was reached · 1 turn · ")
+    shown = nb.output_text(1)
+    assert "error_max_turns" not in shown and "2 turns" not in shown and "**" not in shown
+    assert "(estimate)" in shown and "tokens" in shown  # what it spent, on the last line

@@ -174,3 +174,38 @@ def test_a_write_card_shows_the_file_under_the_cells_working_directory(fresh, ap
     assert "overwrite" in shown and str(sub / "notes.md") in shown and "North leads" in shown
     fresh.click(fresh.button("Deny", after=mark))
     assert fresh.wait(msg_id, timeout=30).status == "ok"
+
+
+def test_a_long_python_call_shows_what_it_printed_while_it_runs(fresh, api):
+    """User code holds the event loop (a synchronous wait): the view is drawn from the
+    tool's progress thread, and reaches this cell."""
+    go = fresh.work / "go-python"
+    go.unlink(missing_ok=True)
+    code = ("import os, time\nprint('loaded 48 rows', flush=True)\n"
+            f"while not os.path.exists({str(go)!r}):\n    time.sleep(0.02)\nprint('do' + 'ne!')")
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("finished")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi --allowed-tools Python\nload it", cell_id="cell-py-progress")
+
+    def live_shows(needle):
+        return any(needle in m["content"].get("data", {}).get("text/markdown", "")
+                   for m in fresh.messages_since(mark)
+                   if m["parent_header"].get("msg_id") == msg_id
+                   and m["msg_type"] == "update_display_data")
+
+    wait_until(lambda: live_shows("Output so far") and live_shows("loaded 48 rows"), timeout=30)
+    assert not live_shows("done!")  # what it prints after the wait is not there yet
+    go.touch()
+    assert fresh.wait(msg_id, timeout=30).status == "ok"
+
+
+def test_the_live_view_is_redacted_paragraph_by_paragraph_as_a_whole_would_be():
+    from fuxi_notebook.notebook.render import LiveRenderer
+    from fuxi_notebook.sessions.redact import redact_text
+
+    text = ("Keys: sk-ant-api03-" + "a" * 40 + "\n\npassword = hunter2\n\n"
+            "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----\n\nplain words")
+    renderer = LiveRenderer()
+    assert renderer._redact(text) == redact_text(text)
+    assert renderer._redact(text + " more") == redact_text(text + " more")  # remembered
+    assert "hunter2" not in renderer._redact(text) and "abc" not in renderer._redact(text)
