@@ -27,6 +27,7 @@ from ..permissions.integrity import Watched
 from ..sessions.history import extend_history
 from ..sessions.record import SessionRecord
 from ..sessions.replay import RecordedApprovals, why_not_replayable
+from ..sessions.transcript import turns_taken
 from ..switches import switch
 from .cellrun import FuxiRun, secrets, ticking
 from .conversations import ConversationPlan, Conversations
@@ -317,7 +318,7 @@ class NotebookAgent:
         """A cell finished: `_fuxi` and the counters `%fuxi` shows."""
         self.shell.user_ns["_fuxi"] = run
         self.runs += 1
-        self.turns += run.result.num_turns
+        self.turns += turns_taken(run.result.subtype, run.result.num_turns)
 
 
 def _renderer(frontend: str) -> Renderer:

@@ -252,9 +252,9 @@ def _session_summary(agent: Any) -> str | None:
     total_in = tokens_in(tokens)
     line = (f"fuxi session {session.id[:8]} · model {session.model_name} · "
             f"{agent.runs} cell run(s) · {agent.turns} turn(s) · "
-            f"{total_in} input / "
-            f"{tokens['output_tokens']} output tokens "
-            f"({tokens['cache_read_input_tokens']} from cache) · "
+            f"{total_in:,} input / "
+            f"{tokens['output_tokens']:,} output tokens "
+            f"({tokens['cache_read_input_tokens']:,} from cache) · "
             f"{format_cost(session.usage.total_cost_usd, estimate=True)}")
     rows = _cell_rows(agent, session.id)
     header = ["| cell | turns | tokens in / out | cost | time |", "|---|---:|---:|---:|---:|"]
@@ -269,6 +269,7 @@ def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
     """One row per cell of this session run in the kernel (from what its output kept)."""
     from ..agent.usage import tokens_in
     from ..pricing import format_cost
+    from ..sessions.transcript import turns_taken
     from .spend import cell_cost
 
     rows = []
@@ -280,8 +281,9 @@ def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
         usage = volatile.get("usage") or {}
         read = tokens_in(usage)
         seconds = (volatile.get("duration_ms") or 0) / 1000
-        rows.append((cell_id, str(remembered.record.result.num_turns),
-                     f"{read} / {usage.get('output_tokens', 0)}",
+        result = remembered.record.result  # turns as the cell's last line counts them
+        rows.append((cell_id, str(turns_taken(result.subtype, result.num_turns)),
+                     f"{read:,} / {int(usage.get('output_tokens') or 0):,}",
                      format_cost(cell_cost(volatile), estimate=True), f"{seconds:.1f} s"))
     return rows
 

@@ -26,7 +26,7 @@ from .record import OUTPUT_REF, ApprovalRecord, ResultSummary, SessionRecord
 
 __all__ = ["CONTEXT_TITLE", "END_WORDS", "Segment", "context_details", "edit_diff", "end_words",
            "input_summary", "render_transcript", "render_transcript_text", "result_text",
-           "transcript_segments", "turns_words"]
+           "transcript_segments", "turns_taken", "turns_words"]
 
 #: Input fields that say most about a call, best first.
 _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
@@ -422,11 +422,16 @@ END_WORDS = {"success": "", "error_max_turns": "the turn limit was reached",
              "error_during_execution": ""}
 
 
+def turns_taken(subtype: str, num_turns: int) -> int:
+    """Turns as `--max-turns` counts them: a run stopped at the limit got one more
+    response, whose tool calls were not run; it is not a turn taken (so `--max-turns 1`
+    reports 1 turn, not the 2 responses of `ResultMessage.num_turns`)."""
+    return max(0, num_turns - 1) if subtype == "error_max_turns" else num_turns
+
+
 def turns_words(subtype: str, num_turns: int) -> str:
-    """`3 turns`, counted as `--max-turns` counts them: a run stopped at the limit got one
-    more response, whose tool calls were not run; it is not a turn taken (so
-    `--max-turns 1` reports 1 turn, not the 2 responses of `ResultMessage.num_turns`)."""
-    taken = max(0, num_turns - 1) if subtype == "error_max_turns" else num_turns
+    """`3 turns` (see `turns_taken`)."""
+    taken = turns_taken(subtype, num_turns)
     return f"{taken} turn{'' if taken == 1 else 's'}"
 
 

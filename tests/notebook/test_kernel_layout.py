@@ -155,6 +155,8 @@ def test_max_turns_one_reports_one_turn(fresh, api):
     line = next(line for line in last if line.startswith("Stopped"))
     assert line.startswith("Stopped · the turn limit was reached · 1 turn · "), line
     assert record_of(result)["result"]["num_turns"] == 2  # the SDK's count: responses
+    table = fresh.run("%fuxi").displays[-1]["data"]["text/plain"]
+    assert "1 turn(s)" in table and " · 1 · " in table, table  # counted as the line does
 
 
 def test_a_write_card_shows_the_file_under_the_cells_working_directory(fresh, api):
