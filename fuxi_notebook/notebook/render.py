@@ -161,6 +161,8 @@ class LiveRenderer:
         self._publisher: Any = None
         self._thread_drawn = 0.0
         self._redacted: dict[str, str] = {}
+        self._loop_seen = time.monotonic()  # when the loop last ran the ticker
+        self._stop = threading.Event()
 
     def start(self, prompt: str, notes: list[str]) -> None:
         from IPython import get_ipython
@@ -174,14 +176,32 @@ class LiveRenderer:
         self._draw()
         with contextlib.suppress(RuntimeError):  # no running loop: no elapsed-time ticks
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
+            threading.Thread(target=self._watch, name="fuxi-elapsed", daemon=True).start()
+
+    def _running(self) -> bool:
+        return any(card.result is None for card in self.view.cards.values())
 
     async def _tick(self) -> None:
         """Redraw while calls run, so their elapsed time moves without new messages."""
         with contextlib.suppress(asyncio.CancelledError):
             while True:
+                self._loop_seen = time.monotonic()
                 await asyncio.sleep(ELAPSED_INTERVAL)
-                if any(card.result is None for card in self.view.cards.values()):
+                self._loop_seen = time.monotonic()
+                if self._running():
                     self.coalescer.poke()
+
+    def _watch(self) -> None:
+        """While synchronous code holds the loop (a Python call that prints nothing), the
+        ticker cannot run: redraw from this thread (ipykernel routes the update to the
+        running cell), so the elapsed time still moves. Ends with the run."""
+        while not self._stop.wait(ELAPSED_INTERVAL):
+            if self._ticker is None or self._ticker.done():
+                return
+            held = time.monotonic() - self._loop_seen > ELAPSED_INTERVAL * 1.5
+            if held and self._running():
+                with self._lock, contextlib.suppress(Exception):  # never the run's problem
+                    self._draw()
 
     def _bundle(self, shown: _Display) -> tuple[str, str]:
         """(markdown, text) of one display, redacted: the notebook saves it if the kernel
@@ -280,6 +300,7 @@ class LiveRenderer:
         """The live view, cards and decision lines give way to the final outputs, in the
         order a replay produces them (the transcript records every decision)."""
         self.coalescer.close()
+        self._stop.set()
         if self._ticker is not None:
             self._ticker.cancel()
         clear_output(wait=False)

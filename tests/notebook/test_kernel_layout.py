@@ -211,3 +211,29 @@ def test_the_live_view_is_redacted_paragraph_by_paragraph_as_a_whole_would_be():
     assert renderer._redact(text) == redact_text(text)
     assert renderer._redact(text + " more") == redact_text(text + " more")  # remembered
     assert "hunter2" not in renderer._redact(text) and "abc" not in renderer._redact(text)
+
+
+def test_a_silent_python_call_still_shows_its_elapsed_time(fresh, api):
+    """No output to report and the loop held by synchronous code: the elapsed time moves."""
+    go = fresh.work / "go-silent"
+    go.unlink(missing_ok=True)
+    code = f"import os, time\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.02)"
+    api.add(Turn([tool_use("Python", {"code": code})]), Turn([text("finished")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi --allowed-tools Python\nwait", cell_id="cell-py-silent")
+
+    def seconds_shown():
+        return {s for s in ("running · 2 s", "running · 3 s", "running · 4 s")
+                for m in fresh.messages_since(mark)
+                if m["parent_header"].get("msg_id") == msg_id
+                and s in m["content"].get("data", {}).get("text/markdown", "")}
+
+    wait_until(lambda: len(seconds_shown()) >= 2, timeout=30)  # it keeps moving
+    go.touch()
+    assert fresh.wait(msg_id, timeout=30).status == "ok"
+
+    def watching():  # the thread ends with the run (checked from inside the kernel)
+        names = fresh.run("import threading; print([t.name for t in threading.enumerate()])")
+        return "fuxi-elapsed" in names.stdout
+
+    wait_until(lambda: not watching(), timeout=10)
