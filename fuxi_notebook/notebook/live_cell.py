@@ -108,6 +108,8 @@ class LiveCell:
             # makes the frontend abort the queued cells
             raise CellStopped("interrupted by the user; the partial run is shown above and "
                               "recorded") from None
+        finally:
+            self.renderer.close()  # its ticker and threads end with the run, however it ends
         assert self.result is not None
         return self._finish(body, self._first_own_message(start, last_before))
 

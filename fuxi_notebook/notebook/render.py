@@ -69,6 +69,8 @@ class Renderer(Protocol):
 
     def finish(self, final: FinalOutputs) -> None: ...
 
+    def close(self) -> None: ...
+
 
 def always_adds(context: ToolPermissionContext) -> str:
     """The rule text "Always allow" would add (from the tool's declaration), or ""."""
@@ -299,12 +301,16 @@ class LiveRenderer:
     def finish(self, final: FinalOutputs) -> None:
         """The live view, cards and decision lines give way to the final outputs, in the
         order a replay produces them (the transcript records every decision)."""
+        self.close()
+        clear_output(wait=False)
+        show_final(final, republish=True)
+
+    def close(self) -> None:
+        """Nothing live any more: no pending draw, no ticker, no watch thread."""
         self.coalescer.close()
         self._stop.set()
         if self._ticker is not None:
             self._ticker.cancel()
-        clear_output(wait=False)
-        show_final(final, republish=True)
 
 
 class HeadlessRenderer:
@@ -340,6 +346,9 @@ class HeadlessRenderer:
 
     def finish(self, final: FinalOutputs) -> None:
         show_final(final, republish=True)
+
+    def close(self) -> None:
+        pass  # nothing live
 
 
 class TextRenderer:
@@ -434,3 +443,6 @@ class TextRenderer:
         if self._open_text:
             self._write("\n")
         show_final(final, republish=False)  # what the tools showed is already on screen
+
+    def close(self) -> None:
+        pass  # it prints as it goes

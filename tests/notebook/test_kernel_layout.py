@@ -237,3 +237,18 @@ def test_a_silent_python_call_still_shows_its_elapsed_time(fresh, api):
         return "fuxi-elapsed" in names.stdout
 
     wait_until(lambda: not watching(), timeout=10)
+
+
+async def test_closing_a_live_renderer_ends_its_ticker_and_thread():
+    import asyncio
+    import threading
+
+    from fuxi_notebook.notebook import render
+
+    renderer = render.LiveRenderer()
+    renderer.start("prompt", [])  # no shell here: IPython's display, which prints
+    assert any(t.name == "fuxi-elapsed" for t in threading.enumerate())
+    renderer.close()
+    await asyncio.sleep(0)
+    assert renderer._ticker is not None and renderer._ticker.cancelled()
+    wait_until(lambda: not any(t.name == "fuxi-elapsed" for t in threading.enumerate()))
