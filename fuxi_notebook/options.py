@@ -143,6 +143,9 @@ class FuxiAgentOptions:
         settings: a settings file path or inline JSON whose `permissions` section adds
             allow / deny / ask rules, `defaultMode` and `additionalDirectories`.
         hooks: callbacks per event, e.g. `{"PreToolUse": [HookMatcher("Bash", [cb])]}`.
+        output_format: `{"type": "json_schema", "schema": {...}}` or a pydantic model
+            class: the final answer must match it and arrives as
+            `ResultMessage.structured_output` (see `agent/structured.py`).
     """
 
     tools: list[str] | None = None
@@ -165,3 +168,4 @@ class FuxiAgentOptions:
     setting_sources: list[SettingSource] | None = None
     settings: str | None = None
     hooks: dict[str, list[HookMatcher]] | None = None
+    output_format: dict[str, Any] | type | None = None

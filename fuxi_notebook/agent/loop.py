@@ -17,6 +17,7 @@ from ..models.base import BlockDone, ModelRequest, ModelResponse, RawEvent
 from ..types import (
     AssistantMessage,
     Message,
+    ResultMessage,
     StreamEvent,
     block_from_wire,
     new_uuid,
@@ -24,6 +25,7 @@ from ..types import (
 from .repair import REPAIR_STEPS, repair_added_content
 from .run import Run
 from .session import reminder
+from .structured import STRUCTURED_TOOL, accepted_answer, as_json, reminder_text
 from .tool_calls import (
     execute_tool_calls,
     informational,
@@ -69,19 +71,33 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
             done = await _stop_hooks(run, response)
             for banner in done.banners:
                 yield informational(banner)
+            if done.reason is None and session.structured is not None:
+                ended = _no_structured_answer(run, response)  # reminded, or out of tries
+                if ended is not None:
+                    yield ended
+                    return
+                continue
             if done.reason is None:
                 yield _final_result(run, response)
                 return
             session.add_user_prompt([reminder(f"Stop hook feedback: {done.reason}")])
             continue
-        if options.max_turns is not None and run.tool_turns >= options.max_turns:
+        answering = all(call["name"] == STRUCTURED_TOOL for call in calls)
+        if (options.max_turns is not None and run.tool_turns >= options.max_turns
+                and not answering):  # the final answer is not cut off by the turn limit
             session.add_tool_results(not_executed(calls, "maximum number of turns reached"),
                                      send_now=False)
             yield run.result("error_max_turns", terminal_reason="max_turns")
             return
         run.tool_turns += 1
-        async for message in _run_tools(run, calls):
+        results: list[dict[str, Any]] = []
+        async for message in _run_tools(run, calls, results):
             yield message
+        if session.structured is not None and not (run.stopped or run.interrupted):
+            ended = _structured_answer(run, response, calls, results)
+            if ended is not None:
+                yield ended
+                return
         if run.stopped:
             yield run.result("error_during_execution", errors=[run.stopped],
                              terminal_reason=run.stopped_by)
@@ -165,13 +181,48 @@ def _final_result(run: Run, response: ModelResponse) -> Any:
         return run.result("error_during_execution", terminal_reason="api_error", errors=[
             "The response stream broke after a partial answer; the answer above may be "
             "incomplete."])
-    text = "\n".join(b["text"] for b in response.content if b.get("type") == "text")
-    return run.result("success", text=text)
+    return run.result("success", text=_response_text(response))
 
 
-async def _run_tools(run: Run, calls: list[dict[str, Any]]) -> AsyncIterator[Message]:
-    """Execute the calls; on cancellation, answer every call with an interrupted result."""
-    results: list[dict[str, Any]] = []
+def _structured_answer(run: Run, response: ModelResponse, calls: list[dict[str, Any]],
+                       results: list[dict[str, Any]]) -> ResultMessage | None:
+    """After the tools ran: the result if StructuredOutput accepted an answer, or if the
+    tries ran out; None to go on (an invalid answer's errors are in its result)."""
+    tool = run.session.structured
+    accepted, answer = accepted_answer(tool, calls, results)
+    if accepted:
+        text = _response_text(response) or as_json(answer)
+        return run.result("success", text=text, structured_output=answer)
+    if any(call["name"] == STRUCTURED_TOOL for call in calls):
+        run.structured_failures += 1
+        if run.structured_failures > tool.wanted.max_retries:
+            return _out_of_tries(run)
+    return None
+
+
+def _no_structured_answer(run: Run, response: ModelResponse) -> ResultMessage | None:
+    """A response ended without the StructuredOutput tool: remind the model (None), or
+    end the run once the tries ran out."""
+    run.structured_failures += 1
+    if run.structured_failures > run.session.structured.wanted.max_retries:
+        return _out_of_tries(run)
+    run.session.add_user_prompt([reminder(reminder_text())])
+    return None
+
+
+def _out_of_tries(run: Run) -> ResultMessage:
+    return run.result("error_max_structured_output_retries",
+                      terminal_reason="structured_output_retry_exhausted")
+
+
+def _response_text(response: ModelResponse) -> str:
+    return "\n".join(b["text"] for b in response.content if b.get("type") == "text")
+
+
+async def _run_tools(run: Run, calls: list[dict[str, Any]],
+                     results: list[dict[str, Any]]) -> AsyncIterator[Message]:
+    """Execute the calls (their results go to `results`); on cancellation, answer every
+    call with an interrupted result."""
     context: list[str] = []
     try:
         async for message in execute_tool_calls(run, calls, results, context):

@@ -17,6 +17,8 @@ __all__ = ["Run", "canonical_input"]
 _ERROR_TEXT = {
     "error_max_turns": "Reached maximum number of turns ({max_turns})",
     "error_max_budget_usd": "Reached maximum budget (${budget})",
+    "error_max_structured_output_retries": "The answer did not match the required schema "
+                                           "after {retries} attempts",
 }
 
 
@@ -58,6 +60,8 @@ class Run:
     denied_calls: dict[tuple[str, str], set[int]] = field(default_factory=dict)
     #: told of each running call's output so far (a frontend's progress display)
     on_progress: ProgressListener | None = None
+    #: answers that did not match the output schema (or responses without one)
+    structured_failures: int = 0
 
     def __post_init__(self) -> None:
         self.usage_at_start = self.session.usage.snapshot()
@@ -72,13 +76,15 @@ class Run:
         return len(turns)
 
     def result(self, subtype: str, *, text: str | None = None, errors: list[str] | None = None,
-               terminal_reason: str | None = None) -> ResultMessage:
+               terminal_reason: str | None = None,
+               structured_output: Any = None) -> ResultMessage:
         """The ResultMessage that ends this run."""
         session = self.session
         is_error = subtype != "success"
         if is_error and errors is None and subtype in _ERROR_TEXT:
             errors = [_ERROR_TEXT[subtype].format(max_turns=session.options.max_turns,
-                                                  budget=session.options.max_budget_usd)]
+                                                  budget=session.options.max_budget_usd,
+                                                  retries=self.structured_failures)]
         return ResultMessage(
             subtype=subtype,
             duration_ms=int((time.monotonic() - self.started) * 1000),
@@ -95,6 +101,7 @@ class Run:
             errors=errors,
             uuid=new_uuid(),
             terminal_reason=terminal_reason or ("completed" if not is_error else None),
+            structured_output=structured_output,
         )
 
 

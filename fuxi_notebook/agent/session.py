@@ -95,6 +95,10 @@ class Session:
         self.cwd = _working_dir(options.cwd)
         self.hooks = HookRunner(options.hooks)
         candidates = _candidate_tools(options, extra_tools)
+        #: the final answer's schema and the tool that submits it (None: free text)
+        self.structured = _structured_tool(options)
+        if self.structured is not None:  # offered whatever `options.tools` narrows
+            candidates.append(self.structured)
         self.permissions = PermissionEngine(options, cwd=self.cwd, hooks=self.hooks,
                                             classifier=self._classify, tools=candidates)
         self.permissions.apply(self.conversation.permission_updates, remember=False)
@@ -268,6 +272,15 @@ def _candidate_tools(options: FuxiAgentOptions, extra_tools: list[Any] | None) -
             )
         tools = [tool for tool in tools if tool.name in options.tools]
     return tools
+
+
+def _structured_tool(options: FuxiAgentOptions) -> Any:
+    """The StructuredOutput tool when `output_format` asks for one (a bad format is a
+    ConfigurationError here, before any request)."""
+    from .structured import StructuredOutputTool, output_schema
+
+    wanted = output_schema(options.output_format)
+    return StructuredOutputTool(wanted) if wanted is not None else None
 
 
 def _check_budget(options: FuxiAgentOptions, model: str) -> None:

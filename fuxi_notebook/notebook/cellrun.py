@@ -96,6 +96,11 @@ class FuxiRun:
     def text(self) -> str | None:
         return self.result.result
 
+    @property
+    def structured_output(self) -> Any:
+        """The answer as data when the cell asked for `--output-schema` (else None)."""
+        return self.result.structured_output
+
 
 @contextlib.asynccontextmanager
 async def ticking() -> AsyncIterator[None]:

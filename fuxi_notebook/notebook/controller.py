@@ -12,6 +12,7 @@ its own, then runs the cell live (`live_cell`) or from its record (`replay_run`)
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -141,7 +142,32 @@ class NotebookAgent:
             disallowed_tools=list(settings.get("disallowed_tools") or []),
             effort=settings.get("effort"),
             cwd=settings.get("cwd"),
+            output_format=self._output_format(settings.get("output_schema"),
+                                              settings.get("cwd")),
         )
+
+    def _output_format(self, given: str | None, cwd: str | None) -> Any:
+        """`--output-schema`: a kernel variable (a schema dict or a pydantic model class),
+        inline JSON, or a .json file (relative to `--cwd`); None when not given."""
+        if given is None:
+            return None
+        value: Any
+        if given.isidentifier() and given in self.shell.user_ns:
+            value = self.shell.user_ns[given]
+            if isinstance(value, type):
+                return value  # a pydantic model class (Session checks it is one)
+        elif given.lstrip().startswith("{"):
+            value = _json(given, "--output-schema's JSON")
+        else:
+            path = Path(cwd or ".").expanduser() / Path(given).expanduser()
+            if not path.is_file():
+                raise UsageError(f"%%fuxi: --output-schema takes inline JSON, a .json file or "
+                                 f"the name of a variable holding a schema or a pydantic "
+                                 f"model class; {given!r} is none of these")
+            value = _json(path.read_text(encoding="utf-8", errors="replace"), str(path))
+        if isinstance(value, dict) and value.get("type") != "json_schema":
+            value = {"type": "json_schema", "schema": value}
+        return value
 
     async def run_cell(self, line: str, body: str) -> FuxiRun:
         """Run one `%%fuxi` cell."""
@@ -319,6 +345,13 @@ class NotebookAgent:
         self.shell.user_ns["_fuxi"] = run
         self.runs += 1
         self.turns += turns_taken(run.result.subtype, run.result.num_turns)
+
+
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"%%fuxi: {what} is not valid JSON: {error}") from None
 
 
 def _renderer(frontend: str) -> Renderer:

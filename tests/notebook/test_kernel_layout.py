@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fuxi_notebook.sessions import RECORD_MIME
 from fuxi_notebook.testing import Turn, text, tool_use
 from fuxi_notebook.testing.frontend import _Outputs
@@ -252,3 +254,30 @@ async def test_closing_a_live_renderer_ends_its_ticker_and_thread():
     await asyncio.sleep(0)
     assert renderer._ticker is not None and renderer._ticker.cancelled()
     wait_until(lambda: not any(t.name == "fuxi-elapsed" for t in threading.enumerate()))
+
+
+def test_output_schema_gives_the_answer_as_data(fresh, api):
+    """L12 in the notebook: `--output-schema` with a pydantic model class from the kernel;
+    an invalid answer is corrected; `_fuxi.structured_output` holds the data."""
+    fresh.run("from pydantic import BaseModel\nclass Best(BaseModel):\n    region: str\n"
+              "    total: float")
+    api.add(Turn([tool_use("StructuredOutput", {"region": "North"})]),
+            Turn([text("North."), tool_use("StructuredOutput",
+                                           {"region": "North", "total": 94000})]))
+    result = fresh.run("%%fuxi --new --output-schema Best\nwhich region sold most?")
+    assert result.status == "ok", result.messages
+    shown = fresh.run("print(_fuxi.structured_output)").stdout
+    assert shown.strip() == "{'region': 'North', 'total': 94000}"
+    assert "total" in str(api.requests[1]["messages"][-1]["content"])  # the errors went back
+
+
+@pytest.mark.parametrize("schema, needle", [
+    ("nothing_here", "is none of these"),
+    ("'{\"type\": \"object\"'", "is not valid JSON"),
+    ("'{\"type\": \"nonsense\"}'", "not valid JSON Schema"),
+])
+def test_a_bad_output_schema_is_one_clear_line(fresh, schema, needle):
+    result = fresh.run(f"%%fuxi --output-schema {schema}\nhi")
+    assert result.status == "error"
+    error = result.reply["content"]
+    assert error["ename"] == "UsageError" and needle in error["evalue"], error
