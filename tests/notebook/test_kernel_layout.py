@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from fuxi_notebook.sessions import RECORD_MIME
 from fuxi_notebook.testing import Turn, text, tool_use
 from fuxi_notebook.testing.frontend import _Outputs
@@ -270,14 +268,3 @@ def test_output_schema_gives_the_answer_as_data(fresh, api):
     assert shown.strip() == "{'region': 'North', 'total': 94000}"
     assert "total" in str(api.requests[1]["messages"][-1]["content"])  # the errors went back
 
-
-@pytest.mark.parametrize("schema, needle", [
-    ("nothing_here", "is none of these"),
-    ("'{\"type\": \"object\"'", "is not valid JSON"),
-    ("'{\"type\": \"nonsense\"}'", "not valid JSON Schema"),
-])
-def test_a_bad_output_schema_is_one_clear_line(fresh, schema, needle):
-    result = fresh.run(f"%%fuxi --output-schema {schema}\nhi")
-    assert result.status == "error"
-    error = result.reply["content"]
-    assert error["ename"] == "UsageError" and needle in error["evalue"], error

@@ -42,6 +42,9 @@ def test_load_ext_is_fast_and_help_shows_usage(tmp_path):
     ("--teleport", "unknown option"),
     ("--allowed-tools 'Bash(('", "unbalanced"),
     ("--allowed-tools 'Read(,'", "unbalanced"),
+    ("--output-schema nothing_here", "is none of these"),
+    ("--output-schema '{\"type\": \"object\"'", "is not valid JSON"),
+    ("--output-schema '{\"type\": \"nonsense\"}'", "not valid JSON Schema"),
 ])
 def test_bad_options_are_usage_errors_without_traceback(fresh, line, needle):
     result = fresh.run(f"%%fuxi {line}\nhello")
