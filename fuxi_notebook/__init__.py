@@ -20,6 +20,9 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "AnthropicModel": ".models",
     "AssistantMessage": ".types",
+    "CLIConnectionError": ".errors",
+    "CLIJSONDecodeError": ".errors",
+    "CLINotFoundError": ".errors",
     "CanUseTool": ".options",
     "ClientNotConnectedError": ".errors",
     "ConfigurationError": ".errors",
@@ -39,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "PermissionResultDeny": ".options",
     "PermissionRuleValue": ".options",
     "PermissionUpdate": ".options",
+    "ProcessError": ".errors",
     "ResultError": ".errors",
     "ResultMessage": ".types",
     "ScriptedModel": ".models",
@@ -56,10 +60,14 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from .agent import FuxiSDKClient, query
     from .errors import (
+        CLIConnectionError,
         ClientNotConnectedError,
+        CLIJSONDecodeError,
+        CLINotFoundError,
         ConfigurationError,
         FuxiSDKError,
         ModelError,
+        ProcessError,
         ResultError,
     )
     from .hooks import HookCallback, HookEvent, HookMatcher
@@ -120,6 +128,9 @@ def unload_ipython_extension(shell: Any) -> None:
 __all__ = [
     "AnthropicModel",
     "AssistantMessage",
+    "CLIConnectionError",
+    "CLIJSONDecodeError",
+    "CLINotFoundError",
     "CanUseTool",
     "ClientNotConnectedError",
     "ConfigurationError",
@@ -139,6 +150,7 @@ __all__ = [
     "PermissionResultDeny",
     "PermissionRuleValue",
     "PermissionUpdate",
+    "ProcessError",
     "ResultError",
     "ResultMessage",
     "ScriptedModel",

@@ -9,11 +9,13 @@ import fuxi_notebook
 
 #: The public API, pinned: adding or removing a name is a decision this test makes visible.
 EXPORTED = [
-    "AnthropicModel", "AssistantMessage", "CanUseTool", "ClientNotConnectedError",
+    "AnthropicModel", "AssistantMessage", "CLIConnectionError", "CLIJSONDecodeError",
+    "CLINotFoundError", "CanUseTool", "ClientNotConnectedError",
     "ConfigurationError", "ContentBlock", "FuxiAgentOptions", "FuxiSDKClient", "FuxiSDKError",
     "HookCallback", "HookEvent", "HookMatcher", "Message", "Model", "ModelError",
     "PermissionMode", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
-    "PermissionRuleValue", "PermissionUpdate", "ResultError", "ResultMessage", "ScriptedModel",
+    "PermissionRuleValue", "PermissionUpdate", "ProcessError", "ResultError", "ResultMessage",
+    "ScriptedModel",
     "StreamEvent", "SystemMessage", "TextBlock", "ThinkingBlock", "ToolPermissionContext",
     "ToolResultBlock", "ToolUseBlock", "UserMessage", "__version__", "load_ipython_extension",
     "query", "unload_ipython_extension",
@@ -59,3 +61,41 @@ def test_child_processes_of_the_suite_import_this_checkout(tmp_path):
                            "print(fuxi_notebook.__file__)"], cwd=tmp_path, capture_output=True,
                           text=True, check=True)
     assert done.stdout.strip() == str(CHECKOUT / "fuxi_notebook" / "__init__.py")
+
+
+def test_the_comparable_sdks_error_names_catch_what_they_meant():
+    """Code written against the comparable SDK catches `ProcessError` for a failed run and
+    `CLIConnectionError` for a client that is not connected."""
+    from fuxi_notebook import (
+        CLIConnectionError,
+        ClientNotConnectedError,
+        CLIJSONDecodeError,
+        CLINotFoundError,
+        FuxiSDKError,
+        ProcessError,
+        ResultError,
+    )
+    from fuxi_notebook.types import ResultMessage
+
+    assert issubclass(ResultError, ProcessError) and issubclass(ProcessError, FuxiSDKError)
+    assert issubclass(ClientNotConnectedError, CLIConnectionError)
+    assert issubclass(CLINotFoundError, CLIConnectionError)
+    assert issubclass(CLIJSONDecodeError, FuxiSDKError)
+    failed = ResultMessage(subtype="error_max_turns", duration_ms=1, duration_api_ms=1,
+                           is_error=True, num_turns=3, session_id="s",
+                           errors=["Reached maximum number of turns (2)"])
+    error = ResultError(failed)
+    assert error.exit_code == 1 and error.stderr == "Reached maximum number of turns (2)"
+    assert error.result is failed and str(error) == "Reached maximum number of turns (2)"
+
+
+async def test_a_client_used_before_connect_is_a_connection_error(tmp_path):
+    from fuxi_notebook import CLIConnectionError, FuxiAgentOptions, FuxiSDKClient, ScriptedModel
+
+    client = FuxiSDKClient(FuxiAgentOptions(model=ScriptedModel([]), cwd=tmp_path))
+    try:
+        await client.query("hi")
+    except CLIConnectionError:
+        pass
+    else:
+        raise AssertionError("expected CLIConnectionError")
