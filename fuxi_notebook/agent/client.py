@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import ClientNotConnectedError
-from ..options import FuxiAgentOptions
+from ..options import FuxiAgentOptions, PermissionMode, PermissionUpdate
 from ..types import Message, ResultMessage
 from .loop import run_prompt
 from .query import prompt_content
@@ -50,6 +50,7 @@ class FuxiSDKClient:
         self._feeders: set[asyncio.Task[None]] = set()
         self._turn: asyncio.Task[None] | None = None
         self._run: Run | None = None
+        self._interrupt_next = False  # interrupt() came before the queued prompt started
 
     async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
         """Start the session (validating the options) and optionally send a first prompt."""
@@ -93,12 +94,46 @@ class FuxiSDKClient:
 
     async def interrupt(self) -> None:
         """Stop the running turn; it ends with an `error_during_execution` result.
-        Prompts queued behind it still run."""
+        Prompts queued behind it still run. Called right after `query()`, before that
+        prompt's turn began, it stops that turn (which then never calls the model);
+        with nothing running or queued it returns at once."""
         self._require_connected()
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(self._turn)
+        elif not self._inbox.empty():
+            self._interrupt_next = True
+
+    async def set_permission_mode(self, mode: PermissionMode) -> None:
+        """Switch the permission mode for the calls that follow (also mid-turn), through
+        the same path an approval's `setMode` update takes."""
+        from ..permissions.engine import check_mode
+
+        self._require_connected()
+        assert self.session is not None
+        check_mode(mode)
+        self.session.permissions.apply([PermissionUpdate(type="setMode", mode=mode,
+                                                         destination="session")])
+
+    async def set_model(self, model: str | None = None) -> None:
+        """Use another model from the next request on (None: `FUXI_MODEL` or the package
+        default); the conversation goes on. A budget needs a model with a known price."""
+        from ..models import resolve_model
+        from .session import check_budget
+
+        self._require_connected()
+        assert self.session is not None
+        chosen = resolve_model(model)
+        check_budget(self.session.options, chosen.name)
+        self.session.model = chosen
+
+    async def get_server_info(self) -> dict[str, Any] | None:
+        """What the session offers, as the `init` message reports it (tools, model,
+        permission mode, working directory, ...); None before `connect()`."""
+        if self.session is None or self._worker is None:
+            return None
+        return dict(self.session.init_message().data)
 
     async def disconnect(self) -> None:
         """Stop everything; pending prompts are dropped and receivers end."""
@@ -129,6 +164,9 @@ class FuxiSDKClient:
             content = await self._inbox.get()
             self._run = Run(self.session)
             self._turn = asyncio.get_running_loop().create_task(self._play(self._run, content))
+            if self._interrupt_next:  # interrupted before it began: it never starts
+                self._interrupt_next = False
+                self._turn.cancel()
             try:
                 await asyncio.shield(self._turn)
             except asyncio.CancelledError:

@@ -34,7 +34,8 @@ from ..types import SystemMessage, new_uuid
 from .prompt import system_blocks
 from .usage import UsageTotals
 
-__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "REMINDER_OPEN", "Conversation", "Session", "reminder"]
+__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "REMINDER_OPEN", "Conversation", "Session", "check_budget",
+           "reminder"]
 
 REMINDER_OPEN = "<system-reminder>"
 
@@ -110,7 +111,7 @@ class Session:
         self.permissions.on_applied = self.guard.reseal
         self.guard.reseal()
         self.model: Model = resolve_model(options.model)
-        _check_budget(options, self.model.name)
+        check_budget(options, self.model.name)
         self.registry = ToolRegistry(t for t in candidates if self.permissions.offered(t.name))
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
                                     env=dict(options.env), read_denied=self._read_denied,
@@ -283,7 +284,7 @@ def _structured_tool(options: FuxiAgentOptions) -> Any:
     return StructuredOutputTool(wanted) if wanted is not None else None
 
 
-def _check_budget(options: FuxiAgentOptions, model: str) -> None:
+def check_budget(options: FuxiAgentOptions, model: str) -> None:
     """A budget is kept by pricing each response: with a model whose price is unknown it
     could never stop the run, so it is refused up front instead of silently ignored."""
     from ..pricing import is_known_model

@@ -156,3 +156,50 @@ async def test_tool_results_are_user_messages_in_the_stream(tmp_path):
     assert kinds == ["SystemMessage", "AssistantMessage", "UserMessage", "AssistantMessage",
                      "ResultMessage"]
     assert isinstance(messages[2], UserMessage)
+
+
+async def test_interrupt_right_after_query_stops_that_turn_before_it_calls_the_model(tmp_path):
+    model = ScriptedModel([[text("never")], [text("the next one runs")]])
+    async with FuxiSDKClient(FuxiAgentOptions(model=model, cwd=tmp_path)) as client:
+        await client.query("start something")
+        await client.interrupt()  # before the worker picked the prompt up
+        stopped = await _response(client)
+        assert stopped[-1].subtype == "error_during_execution"
+        assert stopped[-1].terminal_reason == "aborted_streaming"
+        assert model.requests == []
+        await client.query("go on")
+        assert (await _response(client))[-1].subtype == "success"
+    assert len(model.requests) == 1
+
+
+async def test_interrupt_with_nothing_running_returns_at_once(tmp_path):
+    model = ScriptedModel([[text("hi")]])
+    async with FuxiSDKClient(FuxiAgentOptions(model=model, cwd=tmp_path)) as client:
+        await asyncio.wait_for(client.interrupt(), timeout=5)  # no hang
+        await client.query("hello")
+        assert (await _response(client))[-1].result == "hi"  # and nothing was spoiled
+
+
+async def test_set_model_and_set_permission_mode_apply_to_what_follows(tmp_path):
+    first = ScriptedModel([[tool_use("Write", {"file_path": "a.txt", "content": "x"})],
+                           [text("written")]], name="claude-sonnet-5-5")
+    second = ScriptedModel([[text("from the second model")]], name="claude-opus-5")
+    options = FuxiAgentOptions(model=first, cwd=tmp_path)
+    async with FuxiSDKClient(options) as client:
+        await client.set_permission_mode("acceptEdits")
+        await client.query("write a.txt")
+        assert (await _response(client))[-1].result == "written"
+        assert (tmp_path / "a.txt").read_text() == "x"  # acceptEdits allowed the write
+        await client.set_model(second)
+        info = await client.get_server_info()
+        assert info["model"] == "claude-opus-5" and info["permission_mode"] == "acceptEdits"
+        await client.query("again")
+        assert (await _response(client))[-1].result == "from the second model"
+        history = second.requests[0].messages
+        assert "write a.txt" in str(history)  # the conversation went on with the new model
+        with pytest.raises(Exception, match="unknown permission_mode"):
+            await client.set_permission_mode("yolo")
+
+
+async def test_server_info_is_none_before_connect():
+    assert await FuxiSDKClient().get_server_info() is None
