@@ -120,10 +120,13 @@ class FuxiAgentOptions:
     """Everything that configures an agent run. Every field is optional.
 
     Attributes:
-        tools: built-in tools offered to the model (None = all built-ins).
+        tools: built-in tools offered to the model (None or `{"type": "preset", "preset":
+            "fuxi_code"}` = all built-ins).
         allowed_tools: rules that auto-approve calls, e.g. `"Read"`, `"Bash(git status)"`.
         disallowed_tools: rules that always deny; a bare name removes the tool.
-        system_prompt: None = the built-in agent prompt; a string replaces it.
+        system_prompt: None = the built-in agent prompt; a string replaces it;
+            `{"type": "preset", "preset": "fuxi_code", "append": "..."}` adds to it;
+            `{"type": "custom", "prompt": ...}` / `{"type": "file", "path": ...}`.
         permission_mode: see `PermissionMode`; None = "default".
         can_use_tool: async approval callback for calls no rule decides.
         max_turns: maximum tool-use round trips (None = unlimited).
@@ -148,10 +151,10 @@ class FuxiAgentOptions:
             `ResultMessage.structured_output` (see `agent/structured.py`).
     """
 
-    tools: list[str] | None = None
+    tools: list[str] | dict[str, Any] | None = None
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
-    system_prompt: str | None = None
+    system_prompt: str | dict[str, Any] | None = None
     permission_mode: PermissionMode | None = None
     can_use_tool: CanUseTool | None = None
     max_turns: int | None = None

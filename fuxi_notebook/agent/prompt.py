@@ -13,7 +13,7 @@ from typing import Any
 
 from ..options import FuxiAgentOptions
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "system_blocks"]
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "PRESETS", "system_blocks", "system_prompt_texts"]
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are Fuxi, an autonomous software agent working for the user through tools.
@@ -44,11 +44,41 @@ def _memory(options: FuxiAgentOptions, cwd: Path) -> list[str]:
     return texts
 
 
+PRESETS = ("fuxi_code", "claude_code")  # the comparable SDK's name, after the rename too
+
+
+def system_prompt_texts(prompt: Any, cwd: Path) -> list[str]:
+    """The prompt text(s) of `system_prompt`: None or `{"type": "preset", "preset":
+    "fuxi_code", "append": ...}` is the built-in agent prompt (plus `append`), a string or
+    `{"type": "custom", "prompt": ...}` replaces it, `{"type": "file", "path": ...}` reads
+    it from a file. Anything else is a ConfigurationError naming what was given."""
+    from ..errors import ConfigurationError
+
+    default = DEFAULT_SYSTEM_PROMPT.format(cwd=cwd, platform=platform.system())
+    if prompt is None or isinstance(prompt, str):
+        return [default if prompt is None else prompt]
+    kind = prompt.get("type") if isinstance(prompt, dict) else None
+    if kind == "preset" and prompt.get("preset") in PRESETS:
+        append = prompt.get("append")
+        return [default, *([str(append)] if append else [])]
+    if kind == "custom" and isinstance(prompt.get("prompt"), str):
+        return [prompt["prompt"]]
+    if kind == "file" and isinstance(prompt.get("path"), str | Path):
+        path = Path(prompt["path"]).expanduser()
+        if not path.is_absolute():
+            path = cwd / path
+        try:
+            return [path.read_text(encoding="utf-8")]
+        except OSError as error:
+            raise ConfigurationError(f"system_prompt file {str(path)!r} cannot be read: "
+                                     f"{error.strerror or error}") from None
+    raise ConfigurationError(
+        "system_prompt must be None, a string, {'type': 'preset', 'preset': 'fuxi_code', "
+        "'append': ...}, {'type': 'custom', 'prompt': ...} or {'type': 'file', 'path': ...}; "
+        f"not {prompt!r}")
+
+
 def system_blocks(options: FuxiAgentOptions, cwd: Path) -> list[dict[str, Any]]:
     """The `system` parameter for every request of the session."""
-    if options.system_prompt is None:
-        text = DEFAULT_SYSTEM_PROMPT.format(cwd=cwd, platform=platform.system())
-    else:
-        text = options.system_prompt
-    parts = [text, *_memory(options, cwd)]
+    parts = [*system_prompt_texts(options.system_prompt, cwd), *_memory(options, cwd)]
     return [{"type": "text", "text": part} for part in parts if part]

@@ -110,7 +110,10 @@ class Session:
             label="the rules granted in this conversation")])
         self.permissions.on_applied = self.guard.reseal
         self.guard.reseal()
-        self.model: Model = resolve_model(options.model)
+        # `env` is what the comparable SDK passes to its CLI: ANTHROPIC_MODEL chooses the model
+        # when the options do not (then FUXI_MODEL, then the package default)
+        self.model: Model = resolve_model(options.model if options.model is not None
+                                          else options.env.get("ANTHROPIC_MODEL") or None)
         check_budget(options, self.model.name)
         self.registry = ToolRegistry(t for t in candidates if self.permissions.offered(t.name))
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
@@ -244,13 +247,26 @@ class Session:
         """`max_tokens`, `thinking` and `output_config` in the API's own form."""
         options = self.options
         thinking = options.thinking
-        if thinking is None and options.max_thinking_tokens:
-            thinking = {"type": "enabled", "budget_tokens": options.max_thinking_tokens}
+        budget = options.max_thinking_tokens or _env_int(options.env, "MAX_THINKING_TOKENS")
+        if thinking is None and budget:
+            thinking = {"type": "enabled", "budget_tokens": budget}
         max_tokens = options.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
         if thinking and thinking.get("type") == "enabled":
             max_tokens = max(max_tokens, int(thinking["budget_tokens"]) + 1024)
         output_config = {"effort": options.effort} if options.effort else None
         return {"max_tokens": max_tokens, "thinking": thinking, "output_config": output_config}
+
+
+def _env_int(env: dict[str, str], name: str) -> int | None:
+    """A whole number from `options.env` (the comparable SDK's CLI reads these)."""
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigurationError(f"env {name} must be a whole number, not {raw!r}") from None
+    return value if value > 0 else None
 
 
 def _working_dir(cwd: str | Path | None) -> Path:
@@ -262,7 +278,15 @@ def _working_dir(cwd: str | Path | None) -> Path:
 
 def _candidate_tools(options: FuxiAgentOptions, extra_tools: list[Any] | None) -> list[Any]:
     """The tools this session may offer (`options.tools` narrows them; deny rules next)."""
+    from .prompt import PRESETS
+
     tools = builtin_tools() + list(extra_tools or [])
+    if isinstance(options.tools, dict):  # {"type": "preset", "preset": "fuxi_code"}: all
+        if options.tools.get("type") == "preset" and options.tools.get("preset") in PRESETS:
+            return tools
+        raise ConfigurationError("options.tools must be a list of tool names or "
+                                 "{'type': 'preset', 'preset': 'fuxi_code'}, not "
+                                 f"{options.tools!r}")
     if options.tools is not None:
         known = {tool.name for tool in tools}
         unknown = sorted(set(options.tools) - known)
@@ -310,6 +334,7 @@ def _validate(options: FuxiAgentOptions) -> None:
         raise ConfigurationError(
             f"effort must be one of {', '.join(EFFORT_LEVELS)}, not {options.effort!r}"
         )
+    _env_int(options.env, "MAX_THINKING_TOKENS")  # a bad value fails now, not mid-run
     if options.thinking is not None and not isinstance(options.thinking, dict):
         raise ConfigurationError("thinking must be a dict such as {'type': 'adaptive'}")
     if options.thinking and options.thinking.get("type") == "enabled":

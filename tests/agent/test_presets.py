@@ -1,0 +1,70 @@
+"""The comparable SDK's `system_prompt` and `tools` presets, after the rename."""
+
+from __future__ import annotations
+
+import pytest
+
+from fuxi_notebook import FuxiAgentOptions, ScriptedModel
+from fuxi_notebook.agent.prompt import DEFAULT_SYSTEM_PROMPT
+from fuxi_notebook.agent.session import Session
+from fuxi_notebook.errors import ConfigurationError
+from fuxi_notebook.models.script import text
+
+
+def _session(tmp_path, **options):
+    return Session(FuxiAgentOptions(model=ScriptedModel([[text("hi")]]), cwd=tmp_path,
+                                    **options))
+
+
+def _system(session):
+    return [block["text"] for block in session.system]
+
+
+@pytest.mark.parametrize("preset", ["fuxi_code", "claude_code"])
+def test_the_preset_is_the_built_in_prompt_plus_what_is_appended(tmp_path, preset):
+    session = _session(tmp_path, system_prompt={"type": "preset", "preset": preset,
+                                                "append": "Answer in French."})
+    first = DEFAULT_SYSTEM_PROMPT.split("{", 1)[0]
+    assert _system(session)[0].startswith(first) and _system(session)[1] == "Answer in French."
+    assert _system(_session(tmp_path, system_prompt={"type": "preset", "preset": preset})) \
+        == _system(_session(tmp_path))  # without `append`: the built-in prompt alone
+
+
+def test_custom_and_file_prompts_replace_it(tmp_path):
+    assert _system(_session(tmp_path, system_prompt={"type": "custom", "prompt": "Be brief."})) \
+        == ["Be brief."]
+    (tmp_path / "prompt.md").write_text("From a file.")
+    assert _system(_session(tmp_path, system_prompt={"type": "file", "path": "prompt.md"})) \
+        == ["From a file."]
+
+
+@pytest.mark.parametrize("prompt, needle", [
+    ({"type": "preset", "preset": "other"}, "system_prompt must be"),
+    ({"type": "file", "path": "missing.md"}, "cannot be read"),
+    (42, "system_prompt must be"),
+])
+def test_a_bad_system_prompt_is_refused_at_startup(tmp_path, prompt, needle):
+    with pytest.raises(ConfigurationError, match=needle):
+        _session(tmp_path, system_prompt=prompt)
+
+
+def test_the_tools_preset_offers_every_built_in(tmp_path):
+    preset = _session(tmp_path, tools={"type": "preset", "preset": "fuxi_code"})
+    assert preset.registry.names() == _session(tmp_path).registry.names()
+    with pytest.raises(ConfigurationError, match=r"options\.tools must be"):
+        _session(tmp_path, tools={"type": "preset", "preset": "everything"})
+
+
+def test_env_chooses_the_model_and_the_thinking_budget_as_the_sdks_cli_would(tmp_path,
+                                                                              monkeypatch):
+    monkeypatch.delenv("FUXI_MODEL", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used-0000000000")  # no request
+    session = Session(FuxiAgentOptions(cwd=tmp_path, env={"ANTHROPIC_MODEL": "claude-opus-5",
+                                                          "MAX_THINKING_TOKENS": "4096"}))
+    assert session.model_name == "claude-opus-5"
+    assert session.request_params()["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+    explicit = Session(FuxiAgentOptions(cwd=tmp_path, model="claude-haiku-5-5",
+                                        env={"ANTHROPIC_MODEL": "claude-opus-5"}))
+    assert explicit.model_name == "claude-haiku-5-5"  # the option wins over env
+    with pytest.raises(ConfigurationError, match="MAX_THINKING_TOKENS must be a whole number"):
+        Session(FuxiAgentOptions(cwd=tmp_path, env={"MAX_THINKING_TOKENS": "lots"}))
