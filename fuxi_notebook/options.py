@@ -149,6 +149,12 @@ class FuxiAgentOptions:
         output_format: `{"type": "json_schema", "schema": {...}}` or a pydantic model
             class: the final answer must match it and arrives as
             `ResultMessage.structured_output` (see `agent/structured.py`).
+        stderr: called with a line for each model request, response and tool call (the
+            comparable SDK passes its CLI's stderr lines here).
+        user: accepted for compatibility; the comparable SDK runs its CLI as this OS user,
+            and there is no CLI here, so it has no effect.
+        extra_args: accepted for compatibility (the comparable SDK's extra CLI flags);
+            there is no CLI here, so a non-empty value warns that it has no effect.
     """
 
     tools: list[str] | dict[str, Any] | None = None
@@ -172,3 +178,6 @@ class FuxiAgentOptions:
     settings: str | None = None
     hooks: dict[str, list[HookMatcher]] | None = None
     output_format: dict[str, Any] | type | None = None
+    stderr: Callable[[str], None] | None = None
+    user: str | None = None
+    extra_args: dict[str, str | None] = field(default_factory=dict)

@@ -255,6 +255,8 @@ async def _stream_response(run: Run, holder: list[ModelResponse]) -> AsyncIterat
     next attempt's, a failed request's is dropped (as before), an interrupted response keeps
     what it had streamed (the API read that input)."""
     session = run.session
+    run.log(f"request {run.num_turns + 1} to {session.model_name}: "
+            f"{len(session.history)} messages")
     partial = session.options.include_partial_messages
     message_id, model, usage = None, session.model_name, None
     texts: dict[int, str] = {}  # text shown so far, by block index (kept on interrupt)
@@ -334,6 +336,10 @@ def _keep_cut_off_text(run: Run, texts: dict[int, str]) -> None:
 def _record(run: Run, response: ModelResponse, key: object) -> None:
     """The finished response joins the history; its final usage replaces the streamed."""
     session = run.session
+    usage = response.usage or {}
+    run.log(f"response {run.num_turns + 1} from {response.model or session.model_name}: "
+            f"stop_reason {response.stop_reason}, {usage.get('input_tokens', 0)} in / "
+            f"{usage.get('output_tokens', 0)} out tokens, {response.api_duration_ms} ms")
     run.num_turns += 1
     run.api_ms += response.api_duration_ms
     run.stop_reason = response.stop_reason

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -66,6 +67,15 @@ class Run:
     def __post_init__(self) -> None:
         self.usage_at_start = self.session.usage.snapshot()
         self.history_start = len(self.session.history)
+
+    def log(self, line: str) -> None:
+        """One line for `options.stderr` (the comparable SDK hands it the CLI's stderr;
+        here: what the loop does, a line per request, response and tool call). A callback
+        that raises is not the run's problem."""
+        callback = self.session.options.stderr
+        if callback is not None:
+            with contextlib.suppress(Exception):
+                callback(f"[fuxi {self.session.id[:8]}] {line}")
 
     def denied_again(self, tool_name: str, tool_input: Any) -> int:
         """Note a denial of this exact call; return in how many responses of this run the

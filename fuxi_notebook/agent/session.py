@@ -335,6 +335,12 @@ def _validate(options: FuxiAgentOptions) -> None:
             f"effort must be one of {', '.join(EFFORT_LEVELS)}, not {options.effort!r}"
         )
     _env_int(options.env, "MAX_THINKING_TOKENS")  # a bad value fails now, not mid-run
+    if options.extra_args:
+        import warnings
+
+        warnings.warn(f"extra_args {sorted(options.extra_args)} have no effect: they are flags "
+                      "of the comparable SDK's CLI, and fuxi_notebook runs no CLI",
+                      stacklevel=3)
     if options.thinking is not None and not isinstance(options.thinking, dict):
         raise ConfigurationError("thinking must be a dict such as {'type': 'adaptive'}")
     if options.thinking and options.thinking.get("type") == "enabled":

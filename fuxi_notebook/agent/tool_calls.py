@@ -234,6 +234,8 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     if error is not None:
         output = ToolOutput(content=error, is_error=True)
     duration_ms = int((time.monotonic() - started) * 1000)
+    run.log(f"tool {call['name']} ({call['id']}) "
+            f"{'failed' if output.is_error else 'finished'} in {duration_ms} ms")
     return await _after(run, call, tool_input, output, duration_ms)
 
 

@@ -68,3 +68,26 @@ def test_env_chooses_the_model_and_the_thinking_budget_as_the_sdks_cli_would(tmp
     assert explicit.model_name == "claude-haiku-5-5"  # the option wins over env
     with pytest.raises(ConfigurationError, match="MAX_THINKING_TOKENS must be a whole number"):
         Session(FuxiAgentOptions(cwd=tmp_path, env={"MAX_THINKING_TOKENS": "lots"}))
+
+
+async def test_stderr_gets_a_line_per_request_response_and_tool_call(tmp_path):
+    from fuxi_notebook.models.script import tool_use
+
+    from .helpers import collect
+
+    lines: list[str] = []
+    model = ScriptedModel([[tool_use("Glob", {"pattern": "*"})], [text("done")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Glob"],
+                               stderr=lines.append)
+    await collect("look", options)
+    said = [line.split("] ", 1)[1] for line in lines]
+    assert [line.split(" ")[0] for line in said] == ["request", "response", "tool",
+                                                    "request", "response"]
+    assert said[0] == "request 1 to scripted-model: 1 messages"
+    assert said[2].startswith("tool Glob (") and " finished in " in said[2]
+
+
+def test_user_is_accepted_and_extra_args_warn_that_they_do_nothing(tmp_path):
+    _session(tmp_path, user="analyst")
+    with pytest.warns(UserWarning, match="have no effect"):
+        _session(tmp_path, extra_args={"replay-user-messages": None})
