@@ -3,7 +3,9 @@
 These are plain dataclasses so that `isinstance` checks work exactly as in the seed's
 examples and importing them costs nothing. The wire mapping (to and from the Messages API
 dict shape) lives here too, because it is the one place that knows both spellings.
-This module imports nothing from the rest of the package.
+This module imports nothing from the rest of the package; the hook TypedDicts
+(`hook_types.py`) are reachable from here too, loaded on first use, as the comparable
+SDK's `types` module holds them.
 """
 
 from __future__ import annotations
@@ -179,3 +181,12 @@ def block_from_wire(wire: dict[str, Any]) -> ContentBlock | None:
             is_error=wire.get("is_error"),
         )
     return None
+
+
+def __getattr__(name: str) -> Any:
+    """The hook TypedDicts (`HookInput`, `HookContext`, `HookJSONOutput`, ...) by name."""
+    from . import hook_types
+
+    if name in hook_types.__all__:
+        return getattr(hook_types, name)
+    raise AttributeError(f"module 'fuxi_notebook.types' has no attribute {name!r}")

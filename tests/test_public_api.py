@@ -6,19 +6,25 @@ import subprocess
 import sys
 
 import fuxi_notebook
+from fuxi_notebook import ScriptedModel
 
 #: The public API, pinned: adding or removing a name is a decision this test makes visible.
 EXPORTED = [
-    "AnthropicModel", "AssistantMessage", "CLIConnectionError", "CLIJSONDecodeError",
-    "CLINotFoundError", "CanUseTool", "ClientNotConnectedError",
-    "ConfigurationError", "ContentBlock", "FuxiAgentOptions", "FuxiSDKClient", "FuxiSDKError",
-    "HookCallback", "HookEvent", "HookMatcher", "Message", "Model", "ModelError",
-    "PermissionMode", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
-    "PermissionRuleValue", "PermissionUpdate", "ProcessError", "ResultError", "ResultMessage",
-    "ScriptedModel",
-    "StreamEvent", "SystemMessage", "TextBlock", "ThinkingBlock", "ToolPermissionContext",
-    "ToolResultBlock", "ToolUseBlock", "UserMessage", "__version__", "load_ipython_extension",
-    "query", "unload_ipython_extension",
+    "AnthropicModel", "AssistantMessage", "AsyncHookJSONOutput", "BaseHookInput",
+    "CLIConnectionError", "CLIJSONDecodeError", "CLINotFoundError", "CanUseTool",
+    "ClientNotConnectedError", "ConfigurationError", "ContentBlock", "FuxiAgentOptions",
+    "FuxiSDKClient", "FuxiSDKError", "HookCallback", "HookContext", "HookEvent", "HookInput",
+    "HookJSONOutput", "HookMatcher", "Message", "Model", "ModelError",
+    "NotificationHookInput", "PermissionMode", "PermissionRequestHookInput",
+    "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
+    "PermissionRuleValue", "PermissionUpdate", "PostToolUseFailureHookInput",
+    "PostToolUseHookInput", "PostToolUseHookSpecificOutput", "PreCompactHookInput",
+    "PreToolUseHookInput", "PreToolUseHookSpecificOutput", "ProcessError", "ResultError",
+    "ResultMessage", "ScriptedModel", "StopHookInput", "StreamEvent", "SubagentStartHookInput",
+    "SubagentStopHookInput", "SyncHookJSONOutput", "SystemMessage", "TextBlock",
+    "ThinkingBlock", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
+    "UserMessage", "UserPromptSubmitHookInput", "UserPromptSubmitHookSpecificOutput",
+    "__version__", "load_ipython_extension", "query", "unload_ipython_extension",
 ]
 
 
@@ -99,3 +105,26 @@ async def test_a_client_used_before_connect_is_a_connection_error(tmp_path):
         pass
     else:
         raise AssertionError("expected CLIConnectionError")
+
+
+async def test_hook_inputs_carry_the_keys_their_typeddicts_declare(tmp_path):
+    """The TypedDicts describe what callbacks really get (checked at runtime here)."""
+    from fuxi_notebook import FuxiAgentOptions, HookMatcher, PreToolUseHookInput, query
+    from fuxi_notebook.models.script import text, tool_use
+    from fuxi_notebook.types import HookContext, PostToolUseHookInput
+
+    seen: dict[str, dict] = {}
+
+    async def remember(input_data, tool_use_id, context):
+        seen[input_data["hook_event_name"]] = dict(input_data)
+        assert set(context) >= set(HookContext.__required_keys__)
+        return {}
+
+    model = ScriptedModel([[tool_use("Glob", {"pattern": "*"})], [text("done")]])
+    hooks = {"PreToolUse": [HookMatcher(None, [remember])],
+             "PostToolUse": [HookMatcher(None, [remember])]}
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Glob"], hooks=hooks)
+    async for _ in query(prompt="look", options=options):
+        pass
+    assert set(seen["PreToolUse"]) >= PreToolUseHookInput.__required_keys__
+    assert set(seen["PostToolUse"]) >= PostToolUseHookInput.__required_keys__
