@@ -194,23 +194,24 @@ def _structured_answer(run: Run, response: ModelResponse, calls: list[dict[str, 
         text = _response_text(response) or as_json(answer)
         return run.result("success", text=text, structured_output=answer)
     if any(call["name"] == STRUCTURED_TOOL for call in calls):
-        run.structured_failures += 1
-        if run.structured_failures > tool.wanted.max_retries:
-            return _out_of_tries(run)
+        return _failed_try(run)
     return None
 
 
 def _no_structured_answer(run: Run, response: ModelResponse) -> ResultMessage | None:
     """A response ended without the StructuredOutput tool: remind the model (None), or
     end the run once the tries ran out."""
+    ended = _failed_try(run)
+    if ended is None:
+        run.session.add_user_prompt([reminder(reminder_text())])
+    return ended
+
+
+def _failed_try(run: Run) -> ResultMessage | None:
+    """Count a failed attempt at the answer; the result once the tries ran out."""
     run.structured_failures += 1
-    if run.structured_failures > run.session.structured.wanted.max_retries:
-        return _out_of_tries(run)
-    run.session.add_user_prompt([reminder(reminder_text())])
-    return None
-
-
-def _out_of_tries(run: Run) -> ResultMessage:
+    if run.structured_failures <= run.session.structured.wanted.max_retries:
+        return None
     return run.result("error_max_structured_output_retries",
                       terminal_reason="structured_output_retry_exhausted")
 

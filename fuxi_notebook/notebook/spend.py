@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..agent.usage import tokens_in
 from ..pricing import format_cost
 from ..sessions.listing import cell_cost
 
@@ -23,8 +24,7 @@ def spend_words(usage: Mapping[str, Any] | None, cost_usd: float | None,
     `cost_usd` is this cell's cost, None when a model it used has no known price."""
     if not isinstance(usage, Mapping):
         return ""
-    read = sum(_int(usage.get(key)) for key in (
-        "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+    read = tokens_in({key: _int(value) for key, value in usage.items()})  # saved: may be odd
     parts = [f"{read:,} in / {_int(usage.get('output_tokens')):,} out tokens"]
     cost = cost_usd if isinstance(cost_usd, int | float) else None
     parts.append(format_cost(cost, estimate=True))

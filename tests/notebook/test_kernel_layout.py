@@ -241,6 +241,7 @@ def test_a_silent_python_call_still_shows_its_elapsed_time(fresh, api):
 
 async def test_closing_a_live_renderer_ends_its_ticker_and_thread():
     import asyncio
+    import contextlib
     import threading
 
     from fuxi_notebook.notebook import render
@@ -249,8 +250,10 @@ async def test_closing_a_live_renderer_ends_its_ticker_and_thread():
     renderer.start("prompt", [])  # no shell here: IPython's display, which prints
     assert any(t.name == "fuxi-elapsed" for t in threading.enumerate())
     renderer.close()
-    await asyncio.sleep(0)
-    assert renderer._ticker is not None and renderer._ticker.cancelled()
+    assert renderer._ticker is not None
+    with contextlib.suppress(asyncio.CancelledError):
+        await renderer._ticker  # it ends: the ticker was cancelled
+    assert renderer._ticker.cancelled()
     wait_until(lambda: not any(t.name == "fuxi-elapsed" for t in threading.enumerate()))
 
 
