@@ -46,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     "ClientNotConnectedError": ".errors",
     "ConfigurationError": ".errors",
     "ContentBlock": ".types",
+    "AgentDefinition": ".options",
     "FuxiAgentOptions": ".options",
     "FuxiSDKClient": ".agent",
     "FuxiSDKError": ".errors",
@@ -166,6 +167,7 @@ def unload_ipython_extension(shell: Any) -> None:
 
 
 __all__ = [
+    "AgentDefinition",
     "AnthropicModel",
     "AssistantMessage",
     "AsyncHookJSONOutput",

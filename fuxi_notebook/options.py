@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .models.base import Model
 
 __all__ = [
+    "AgentDefinition",
     "CanUseTool",
     "EffortLevel",
     "FuxiAgentOptions",
@@ -116,6 +117,39 @@ CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[Pe
 
 
 @dataclass
+class AgentDefinition:
+    """A subagent the model can hand work to through the Agent tool (field names as the
+    comparable SDK spells them, camelCase included, so definitions carry over).
+
+    Attributes:
+        description: when to use it (the model reads this to decide).
+        prompt: the subagent's system prompt.
+        tools: the tools it may use (None = the parent's tools, without Agent).
+        disallowedTools: tools taken away (`mcp__server`, `mcp__server__*` allowed).
+        model: a model id, "inherit" or None (= the parent's model).
+        maxTurns: its own turn limit.
+        effort: its reasoning effort.
+        permissionMode: its permission mode (None = the parent's).
+        mcpServers: names of the parent's MCP servers it may use (None = all).
+        skills, memory, initialPrompt, background: accepted for compatibility.
+    """
+
+    description: str
+    prompt: str
+    tools: list[str] | None = None
+    disallowedTools: list[str] | None = None
+    model: str | None = None
+    skills: list[str] | None = None
+    memory: Literal["user", "project", "local"] | None = None
+    mcpServers: list[str | dict[str, Any]] | None = None
+    initialPrompt: str | None = None
+    maxTurns: int | None = None
+    background: bool | None = None
+    effort: EffortLevel | int | None = None
+    permissionMode: PermissionMode | None = None
+
+
+@dataclass
 class FuxiAgentOptions:
     """Everything that configures an agent run. Every field is optional.
 
@@ -155,6 +189,22 @@ class FuxiAgentOptions:
             and there is no CLI here, so it has no effect.
         extra_args: accepted for compatibility (the comparable SDK's extra CLI flags);
             there is no CLI here, so a non-empty value warns that it has no effect.
+        mcp_servers: MCP servers whose tools the model may call, `{name: config}` (an
+            in-process server from `create_sdk_mcp_server`, a stdio `command`, or an HTTP
+            `url`), or a JSON string / file path of `{"mcpServers": {...}}`.
+        strict_mcp_config: use only `mcp_servers` (no `.mcp.json` from the project).
+        agents: subagents the model may start with the Agent tool, `{name: AgentDefinition}`.
+        forward_subagent_text: also yield the subagents' text and thinking (by default only
+            their tool calls and results), each tagged with `parent_tool_use_id`.
+        continue_conversation: go on with the most recent session of `cwd`.
+        resume: go on with this session id.
+        session_id: the id of a new session (a UUID).
+        fork_session: with `resume` / `continue_conversation`, go on under a new id and
+            leave the original as it was.
+        resume_session_at: with `resume`, load the history only up to this message uuid.
+        session_store: where sessions are kept (a `SessionStore`; None = files under
+            `~/.fuxi/projects/`).
+        plugins: `{"type": "local", "path": ...}` folders with agents, commands and skills.
     """
 
     tools: list[str] | dict[str, Any] | None = None
@@ -181,3 +231,14 @@ class FuxiAgentOptions:
     stderr: Callable[[str], None] | None = None
     user: str | None = None
     extra_args: dict[str, str | None] = field(default_factory=dict)
+    mcp_servers: dict[str, Any] | str | Path = field(default_factory=dict)
+    strict_mcp_config: bool = False
+    agents: dict[str, AgentDefinition] | None = None
+    forward_subagent_text: bool = False
+    continue_conversation: bool = False
+    resume: str | None = None
+    session_id: str | None = None
+    fork_session: bool = False
+    resume_session_at: str | None = None
+    session_store: Any = None
+    plugins: list[dict[str, Any]] = field(default_factory=list)

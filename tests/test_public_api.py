@@ -10,7 +10,7 @@ from fuxi_notebook import ScriptedModel
 
 #: The public API, pinned: adding or removing a name is a decision this test makes visible.
 EXPORTED = [
-    "AnthropicModel", "AssistantMessage", "AsyncHookJSONOutput", "BaseHookInput",
+    "AgentDefinition", "AnthropicModel", "AssistantMessage", "AsyncHookJSONOutput", "BaseHookInput",
     "CLIConnectionError", "CLIJSONDecodeError", "CLINotFoundError", "CanUseTool",
     "ClientNotConnectedError", "ConfigurationError", "ContentBlock", "FuxiAgentOptions",
     "FuxiSDKClient", "FuxiSDKError", "HookCallback", "HookContext", "HookEvent", "HookInput",
