@@ -102,7 +102,11 @@ def _workspace() -> Path:
 async def run_demo(emit: Callable[[str], None] = print, *, model: Model | None = None) -> int:
     """Run the demo and print each message; returns a process exit code."""
     folder = _workspace()
-    options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=DEMO_ALLOWED, max_turns=10)
+    from .sessions.store import InMemorySessionStore
+
+    # the workspace is thrown away afterwards: so is the session (nothing in ~/.fuxi)
+    options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=DEMO_ALLOWED, max_turns=10,
+                               session_store=InMemorySessionStore())
     emit(f"Workspace: {folder}\nPrompt: {DEMO_PROMPT}\n")
     try:
         async for message in query(prompt=DEMO_PROMPT, options=options):

@@ -11,6 +11,8 @@
     │   └── CLINotFoundError      never raised: there is no CLI to find
     ├── CLIJSONDecodeError        never raised: there is no CLI output to decode
     └── ScriptError               a ScriptedModel or fake-server script went wrong
+
+    CanUseToolShadowedWarning     (a UserWarning) `can_use_tool` will never be asked
         ├── UnexpectedModelCall   more requests than scripted steps
         └── UnconsumedSteps       steps left over at assert_complete()
 
@@ -31,6 +33,7 @@ __all__ = [
     "CLIConnectionError",
     "CLIJSONDecodeError",
     "CLINotFoundError",
+    "CanUseToolShadowedWarning",
     "ClientNotConnectedError",
     "ConfigurationError",
     "FuxiSDKError",
@@ -136,3 +139,9 @@ class UnexpectedModelCall(ScriptError):
 
 class UnconsumedSteps(ScriptError):
     """The run ended while scripted steps were still unused."""
+
+
+class CanUseToolShadowedWarning(UserWarning):
+    """`can_use_tool` was given but cannot be asked about some or all calls: a bare tool
+    name in `allowed_tools` approves every call of that tool, and `bypassPermissions`
+    approves every call, before the callback's turn comes."""

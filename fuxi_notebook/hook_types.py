@@ -12,24 +12,46 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "AsyncHookJSONOutput",
+    "BackgroundTaskSummary",
     "BaseHookInput",
+    "CwdChangedHookSpecificOutput",
+    "ElicitationHookSpecificOutput",
+    "ElicitationResultHookSpecificOutput",
+    "FileChangedHookSpecificOutput",
     "HookContext",
+    "HookEffort",
     "HookInput",
     "HookJSONOutput",
+    "HookSpecificOutput",
+    "MessageDisplayHookSpecificOutput",
     "NotificationHookInput",
+    "NotificationHookSpecificOutput",
+    "PermissionDeniedHookSpecificOutput",
     "PermissionRequestHookInput",
+    "PermissionRequestHookSpecificOutput",
+    "PostModelSwitchHookSpecificOutput",
+    "PostToolBatchHookSpecificOutput",
     "PostToolUseFailureHookInput",
+    "PostToolUseFailureHookSpecificOutput",
     "PostToolUseHookInput",
     "PostToolUseHookSpecificOutput",
     "PreCompactHookInput",
+    "PreModelSwitchHookSpecificOutput",
     "PreToolUseHookInput",
     "PreToolUseHookSpecificOutput",
+    "SessionCronSummary",
+    "SessionStartHookSpecificOutput",
     "StopHookInput",
+    "StopHookSpecificOutput",
     "SubagentStartHookInput",
+    "SubagentStartHookSpecificOutput",
     "SubagentStopHookInput",
+    "SubagentStopHookSpecificOutput",
     "SyncHookJSONOutput",
+    "UserPromptExpansionHookSpecificOutput",
     "UserPromptSubmitHookInput",
     "UserPromptSubmitHookSpecificOutput",
+    "WorktreeCreateHookSpecificOutput",
 ]
 
 
@@ -42,14 +64,22 @@ class BaseHookInput(TypedDict):
     permission_mode: NotRequired[str]
 
 
-class PreToolUseHookInput(BaseHookInput):
+class _InSubagent(TypedDict, total=False):
+    """Set when a tool call comes from inside a subagent (optional keys: `total=False`
+    keeps them optional also where annotations are strings)."""
+
+    agent_id: str
+    agent_type: str
+
+
+class PreToolUseHookInput(BaseHookInput, _InSubagent):
     hook_event_name: Literal["PreToolUse"]
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
 
 
-class PostToolUseHookInput(BaseHookInput):
+class PostToolUseHookInput(BaseHookInput, _InSubagent):
     hook_event_name: Literal["PostToolUse"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -58,7 +88,7 @@ class PostToolUseHookInput(BaseHookInput):
     duration_ms: NotRequired[int]
 
 
-class PostToolUseFailureHookInput(BaseHookInput):
+class PostToolUseFailureHookInput(BaseHookInput, _InSubagent):
     hook_event_name: Literal["PostToolUseFailure"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -90,7 +120,7 @@ class SubagentStopHookInput(BaseHookInput):
     stop_hook_active: bool
     agent_id: str
     agent_type: str
-    agent_transcript_path: NotRequired[str]
+    agent_transcript_path: str | None  # None: subagent transcripts are not kept as files
     last_assistant_message: NotRequired[str]
 
 
@@ -137,11 +167,142 @@ class PreToolUseHookSpecificOutput(TypedDict):
 class PostToolUseHookSpecificOutput(TypedDict):
     hookEventName: Literal["PostToolUse"]
     additionalContext: NotRequired[str]
+    updatedToolOutput: NotRequired[Any]
+    updatedMCPToolOutput: NotRequired[Any]
+
+
+class PostToolUseFailureHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostToolUseFailure"]
+    additionalContext: NotRequired[str]
 
 
 class UserPromptSubmitHookSpecificOutput(TypedDict):
     hookEventName: Literal["UserPromptSubmit"]
     additionalContext: NotRequired[str]
+    sessionTitle: NotRequired[str]
+
+
+class NotificationHookSpecificOutput(TypedDict):
+    hookEventName: Literal["Notification"]
+    additionalContext: NotRequired[str]
+
+
+class SubagentStartHookSpecificOutput(TypedDict):
+    hookEventName: Literal["SubagentStart"]
+    additionalContext: NotRequired[str]
+
+
+class SubagentStopHookSpecificOutput(TypedDict):
+    hookEventName: Literal["SubagentStop"]
+    additionalContext: NotRequired[str]
+
+
+class StopHookSpecificOutput(TypedDict):
+    hookEventName: Literal["Stop"]
+    additionalContext: NotRequired[str]
+
+
+class PermissionRequestHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PermissionRequest"]
+    decision: dict[str, Any]
+
+
+# Events of the comparable SDK's CLI that are not fired here (sessions, worktrees, model
+# switches, MCP elicitation, file watching): their output shapes exist so that code
+# annotated with them still imports; a hook registered for these events is refused.
+
+class SessionStartHookSpecificOutput(TypedDict):
+    hookEventName: Literal["SessionStart"]
+    additionalContext: NotRequired[str]
+    initialUserMessage: NotRequired[str]
+    watchPaths: NotRequired[list[str]]
+
+
+class UserPromptExpansionHookSpecificOutput(TypedDict):
+    hookEventName: Literal["UserPromptExpansion"]
+    additionalContext: NotRequired[str]
+
+
+class PostToolBatchHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostToolBatch"]
+    additionalContext: NotRequired[str]
+
+
+class PermissionDeniedHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PermissionDenied"]
+    retry: NotRequired[bool]
+
+
+class PreModelSwitchHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PreModelSwitch"]
+    additionalContext: NotRequired[str]
+
+
+class PostModelSwitchHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostModelSwitch"]
+    additionalContext: NotRequired[str]
+
+
+ElicitationAction = Literal["accept", "decline", "cancel"]
+
+
+class ElicitationHookSpecificOutput(TypedDict):
+    hookEventName: Literal["Elicitation"]
+    action: NotRequired[ElicitationAction]
+    content: NotRequired[dict[str, Any]]
+
+
+class ElicitationResultHookSpecificOutput(TypedDict):
+    hookEventName: Literal["ElicitationResult"]
+    action: NotRequired[ElicitationAction]
+    content: NotRequired[dict[str, Any]]
+
+
+class WorktreeCreateHookSpecificOutput(TypedDict):
+    hookEventName: Literal["WorktreeCreate"]
+    worktreePath: str
+
+
+class CwdChangedHookSpecificOutput(TypedDict):
+    hookEventName: Literal["CwdChanged"]
+    watchPaths: NotRequired[list[str]]
+
+
+class FileChangedHookSpecificOutput(TypedDict):
+    hookEventName: Literal["FileChanged"]
+    watchPaths: NotRequired[list[str]]
+
+
+class MessageDisplayHookSpecificOutput(TypedDict):
+    hookEventName: Literal["MessageDisplay"]
+    additionalContext: NotRequired[str]
+
+
+#: the effort a hook's model call may use (the comparable SDK's prompt hooks)
+HookEffort = Literal["low", "medium", "high", "xhigh", "max"]
+
+
+class BackgroundTaskSummary(TypedDict, total=False):
+    """A background task of the comparable SDK's CLI (none exist here)."""
+
+    task_id: str
+    description: str
+    status: str
+
+
+class SessionCronSummary(TypedDict, total=False):
+    """A scheduled prompt of the comparable SDK's CLI (none exist here)."""
+
+    cron_id: str
+    schedule: str
+    prompt: str
+
+
+HookSpecificOutput = (PreToolUseHookSpecificOutput | PostToolUseHookSpecificOutput
+                      | PostToolUseFailureHookSpecificOutput
+                      | UserPromptSubmitHookSpecificOutput | NotificationHookSpecificOutput
+                      | SubagentStartHookSpecificOutput | SubagentStopHookSpecificOutput
+                      | StopHookSpecificOutput | PermissionRequestHookSpecificOutput)
 
 
 class AsyncHookJSONOutput(TypedDict):
@@ -156,8 +317,7 @@ class SyncHookJSONOutput(TypedDict, total=False):
     decision: Literal["block"]
     reason: str
     systemMessage: str
-    hookSpecificOutput: (PreToolUseHookSpecificOutput | PostToolUseHookSpecificOutput
-                         | UserPromptSubmitHookSpecificOutput | dict[str, Any])
+    hookSpecificOutput: HookSpecificOutput | dict[str, Any]
 
 
 HookJSONOutput = AsyncHookJSONOutput | SyncHookJSONOutput

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .models.base import Model
 
 __all__ = [
+    "NO_EFFECT",
     "AgentDefinition",
     "CanUseTool",
     "EffortLevel",
@@ -205,6 +206,14 @@ class FuxiAgentOptions:
         session_store: where sessions are kept (a `SessionStore`; None = files under
             `~/.fuxi/projects/`).
         plugins: `{"type": "local", "path": ...}` folders with agents, commands and skills.
+        session_store_flush: "batched" (each run is written when it ends) or "eager"; runs
+            are written when they end either way.
+        load_timeout_ms: how long loading a session from `session_store` may take.
+
+    The comparable SDK's options for its CLI and its platform (`cli_path`,
+    `max_buffer_size`, `debug_stderr`, `fallback_model`, `betas`, `sandbox`, ...) are
+    accepted, so code written for it runs; `NO_EFFECT` says why each does nothing here,
+    and setting one warns.
     """
 
     tools: list[str] | dict[str, Any] | None = None
@@ -242,3 +251,44 @@ class FuxiAgentOptions:
     resume_session_at: str | None = None
     session_store: Any = None
     plugins: list[dict[str, Any]] = field(default_factory=list)
+    session_store_flush: Literal["batched", "eager"] = "batched"
+    load_timeout_ms: int = 60_000
+    # accepted for compatibility; see NO_EFFECT
+    fallback_model: str | None = None
+    betas: list[str] = field(default_factory=list)
+    permission_prompt_tool_name: str | None = None
+    cli_path: str | Path | None = None
+    max_buffer_size: int | None = None
+    debug_stderr: Any = None
+    include_hook_events: bool = False
+    verbatim_prompts: bool = False
+    resume_drops_turn: str | None = None
+    skills: list[str] | str | None = None
+    sandbox: dict[str, Any] | None = None
+    enable_file_checkpointing: bool = False
+    task_budget: dict[str, Any] | None = None
+    client_app: str | None = None
+
+
+#: Options of the comparable SDK that do nothing here, and why (a value other than the
+#: default warns once, at session start).
+NO_EFFECT: dict[str, str] = {
+    "cli_path": "there is no CLI: the loop runs in this process",
+    "max_buffer_size": "there is no CLI output to buffer",
+    "debug_stderr": "deprecated in the comparable SDK; use stderr",
+    "fallback_model": "no fallback model is tried yet: an overloaded model is retried, "
+                      "then the run ends with an error result",
+    "betas": "beta headers are not sent",
+    "permission_prompt_tool_name": "approvals go through can_use_tool (or the notebook's "
+                                   "card), not an MCP tool",
+    "include_hook_events": "hook events are not yielded as messages",
+    "verbatim_prompts": "prompts are always sent as written (no @path or slash-command "
+                        "expansion happens here yet)",
+    "resume_drops_turn": "resume_session_at branches a session without this check",
+    "skills": "skills are not loaded yet",
+    "sandbox": "there is no OS sandbox: every command is judged by the permission "
+               "engine's analysis instead",
+    "enable_file_checkpointing": "files are not checkpointed (there is no rewind_files)",
+    "task_budget": "no API-side task budget is sent; max_budget_usd limits the cost",
+    "client_app": "the User-Agent is not changed",
+}

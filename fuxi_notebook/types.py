@@ -3,9 +3,9 @@
 These are plain dataclasses so that `isinstance` checks work exactly as in the seed's
 examples and importing them costs nothing. The wire mapping (to and from the Messages API
 dict shape) lives here too, because it is the one place that knows both spellings.
-This module imports nothing from the rest of the package; the hook TypedDicts
-(`hook_types.py`) are reachable from here too, loaded on first use, as the comparable
-SDK's `types` module holds them.
+This module imports nothing from the rest of the package; the package's other public
+types (hook TypedDicts, options, MCP, sessions, ...) are reachable from here too, loaded
+on first use, as the comparable SDK's `types` module holds them.
 """
 
 from __future__ import annotations
@@ -184,9 +184,15 @@ def block_from_wire(wire: dict[str, Any]) -> ContentBlock | None:
 
 
 def __getattr__(name: str) -> Any:
-    """The hook TypedDicts (`HookInput`, `HookContext`, `HookJSONOutput`, ...) by name."""
-    from . import hook_types
+    """The package's other public types by name (hook TypedDicts, options, MCP, session
+    and subagent types, ...), as the comparable SDK's `types` module holds them; loaded on
+    first use. Functions (`query`, `tool`, ...) are not types and are not found here."""
+    import inspect
 
-    if name in hook_types.__all__:
-        return getattr(hook_types, name)
+    import fuxi_notebook
+
+    if name in fuxi_notebook.__all__ and not name.startswith("_"):
+        value = getattr(fuxi_notebook, name)
+        if not inspect.isfunction(value):
+            return value
     raise AttributeError(f"module 'fuxi_notebook.types' has no attribute {name!r}")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,12 +24,23 @@ _AMBIENT = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "
             "IS_SANDBOX", "FUXI_MAX_RETRIES", "FUXI_STALL_TIMEOUT")
 
 
+#: Session transcripts of `query()` / `FuxiSDKClient` runs go under FUXI_CONFIG_DIR, never
+#: into the real ~/.fuxi: a folder for the whole test session (processes started before a
+#: test's own fixtures inherit it), and a fresh one per test (below).
+_CONFIG_DIR = tempfile.mkdtemp(prefix="fuxi-config-")
+os.environ["FUXI_CONFIG_DIR"] = _CONFIG_DIR
+atexit.register(shutil.rmtree, _CONFIG_DIR, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_env(monkeypatch: pytest.MonkeyPatch,
+                  tmp_path_factory: pytest.TempPathFactory) -> None:
     from fuxi_notebook import switches
 
     for name in _AMBIENT:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(tmp_path_factory.mktemp("fuxi-config")))
+    monkeypatch.delenv("FUXI_SKIP_SESSION_PERSISTENCE", raising=False)
     monkeypatch.setenv("FUXI_BLOCK_REAL_API", "1")
     for name in switches.NAMES:  # read once at load: tests set them through VALUES
         monkeypatch.setitem(switches.VALUES, name, None)

@@ -16,10 +16,11 @@ from fuxi_notebook.testing import Turn, text, tool_use
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(name: str, server, cwd: Path) -> str:
+def _run(name: str, server, cwd: Path, args: list[str] | None = None) -> str:
     env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key",
            "FUXI_BLOCK_REAL_API": "1", "PYTHONPATH": str(ROOT), "FUXI_MODEL": "claude-sonnet-5-5"}
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / name)], cwd=cwd, env=env,
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / name), *(args or [])],
+                          cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -49,3 +50,53 @@ def test_client_control_example(fake_api, tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "hello\n"  # no approval was needed
     assert [r["model"] for r in fake_api.requests] == ["claude-sonnet-5-5"] * 2 + [
         "claude-opus-5"]  # the essay never reached the model
+
+
+def test_subagents_example(fake_api, tmp_path):
+    (tmp_path / "calc.py").write_text("def divide(a, b):\n    return a / b\n")
+    fake_api.add(
+        Turn([tool_use("Agent", {"description": "review calc.py", "prompt": "Review calc.py",
+                                 "subagent_type": "code-reviewer"})]),
+        Turn([tool_use("Read", {"file_path": "calc.py"})]),
+        Turn([text("calc.py: divide() does not handle b == 0.")]),
+        Turn([text("The reviewer found one issue: divide() does not handle b == 0.")]))
+    out = _run("subagents.py", fake_api, tmp_path)
+    assert out.splitlines() == [
+        "delegated to code-reviewer: review calc.py",
+        "  [Read] calc.py",
+        "answer: The reviewer found one issue: divide() does not handle b == 0."]
+    assert [r["model"] for r in fake_api.requests] == [
+        "claude-sonnet-5-5", "claude-haiku-5-5", "claude-haiku-5-5", "claude-sonnet-5-5"]
+    assert [t["name"] for t in fake_api.requests[1]["tools"]] == ["Read", "Glob", "Grep"]
+
+
+def test_sessions_example(fake_api, tmp_path):
+    fake_api.add(Turn([text("Shelly.")]), Turn([text("It has a shell.")]),
+                 Turn([text("Tortellini.")]))
+    out = _run("sessions.py", fake_api, tmp_path)
+    assert out.splitlines() == [
+        "first: Shelly.", "resumed: It has a shell. (same session: True)",
+        "forked: Tortellini. (new session: True)",
+        "Turtle names, take two: 6 messages",
+        "Suggest a name for a pet turtle. One word.: 4 messages"]
+    said = [[m["content"][0]["text"] for m in r["messages"]] for r in fake_api.requests]
+    assert said[1][-1] == "Why that name?" and len(said[1]) == 3  # resumed: the history went
+    assert said[2] == [*said[1], "It has a shell.", "Suggest a different one."]
+
+
+def test_mcp_tools_example(fake_api, tmp_path):
+    fake_api.add(
+        Turn([tool_use("mcp__calc__add", {"a": 2, "b": 40})]),
+        Turn([tool_use("mcp__demo__echo", {"text": "42"})]),
+        Turn([text("2 + 40 = 42.")]))
+    out = _run("mcp_tools.py", fake_api, tmp_path,
+               args=[str(ROOT / "tests" / "mcp" / "server_script.py")])
+    assert out.splitlines() == [
+        "server calc: connected", "server demo: connected",
+        "tools: mcp__calc__add, mcp__demo__add, mcp__demo__crash, mcp__demo__echo, "
+        "mcp__demo__fail, mcp__demo__get_weather, mcp__demo__header, mcp__demo__mislabelled, "
+        "mcp__demo__picture, mcp__demo__slow",
+        "call mcp__calc__add {'a': 2, 'b': 40}", "call mcp__demo__echo {'text': '42'}",
+        "result: 2 + 40 = 42."]
+    calc, echo = (fake_api.requests[i]["messages"][-1]["content"][0] for i in (1, 2))
+    assert calc["content"] == "42" and echo["content"] == "42"

@@ -17,6 +17,8 @@ from ..errors import ClientNotConnectedError
 from ..options import FuxiAgentOptions, PermissionMode, PermissionUpdate
 from ..types import Message, ResultMessage
 from .loop import run_prompt
+from .mcp_link import start_servers
+from .persist import Transcript, open_session
 from .query import prompt_content
 from .run import Run
 from .session import Session
@@ -48,14 +50,22 @@ class FuxiSDKClient:
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
         self._feeders: set[asyncio.Task[None]] = set()
-        self._turn: asyncio.Task[None] | None = None
+        self._turn: asyncio.Task[ResultMessage | None] | None = None
         self._run: Run | None = None
         self._interrupt_next = False  # interrupt() came before the queued prompt started
+        self._transcript: Transcript | None = None  # where each run is saved (persist.py)
+        self._mcp: Any = None  # the MCP servers, from connect() to disconnect()
 
     async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
         """Start the session (validating the options) and optionally send a first prompt."""
         if self._worker is None:
-            self.session = Session(self.options)
+            self._mcp = await start_servers(self.options, self.options.cwd)
+            try:
+                self.session, self._transcript = await open_session(self.options,
+                                                                    mcp=self._mcp)
+            except BaseException:
+                await self._close_servers()
+                raise
             self._worker = asyncio.get_running_loop().create_task(self._serve())
         if prompt is not None:
             await self.query(prompt)
@@ -135,8 +145,15 @@ class FuxiSDKClient:
             return None
         return dict(self.session.init_message().data)
 
+    async def get_mcp_status(self) -> dict[str, Any]:
+        """`{"mcpServers": [...]}`: each MCP server's name, status (connected / failed),
+        server info, error and tools."""
+        self._require_connected()
+        return {"mcpServers": list(self._mcp.status()) if self._mcp is not None else []}
+
     async def disconnect(self) -> None:
-        """Stop everything; pending prompts are dropped and receivers end."""
+        """Stop everything; pending prompts are dropped, receivers end, and the MCP
+        servers stop (no server process outlives the client)."""
         tasks = [*self._feeders, *([self._worker] if self._worker else [])]
         for task in tasks:
             task.cancel()
@@ -144,7 +161,13 @@ class FuxiSDKClient:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._worker = None
+        await self._close_servers()
         self._outbox.put_nowait(_CLOSED)
+
+    async def _close_servers(self) -> None:
+        servers, self._mcp = self._mcp, None
+        if servers is not None:
+            await asyncio.shield(servers.close())
 
     async def __aenter__(self) -> FuxiSDKClient:
         await self.connect()
@@ -168,20 +191,39 @@ class FuxiSDKClient:
                 self._interrupt_next = False
                 self._turn.cancel()
             try:
-                await asyncio.shield(self._turn)
+                result = await asyncio.shield(self._turn)
             except asyncio.CancelledError:
                 if not self._turn.cancelled():  # the worker itself is being stopped
                     self._turn.cancel()
                     raise
-                self._outbox.put_nowait(self._run.result(
+                result = self._run.result(
                     "error_during_execution", errors=["Interrupted by the user."],
                     terminal_reason="aborted_tools" if self._run.tool_turns
-                    else "aborted_streaming"))
+                    else "aborted_streaming")
             except Exception as error:  # keep serving: a receiver must always get a result
-                self._outbox.put_nowait(self._run.result(
+                result = self._run.result(
                     "error_during_execution", errors=[f"{type(error).__name__}: {error}"],
-                    terminal_reason="model_error"))
+                    terminal_reason="model_error")
+            await self._save_then_send(result)
 
-    async def _play(self, run: Run, content: str | list[dict[str, Any]]) -> None:
+    async def _play(self, run: Run, content: str | list[dict[str, Any]]) -> ResultMessage | None:
+        """Pass the run's messages on, all but its result (sent once the run is saved)."""
+        result = None
         async for message in run_prompt(run, content):
-            self._outbox.put_nowait(message)
+            if self._transcript is not None:
+                self._transcript.observe(message)
+            if isinstance(message, ResultMessage):
+                result = message
+            else:
+                self._outbox.put_nowait(message)
+        return result
+
+    async def _save_then_send(self, result: ResultMessage | None) -> None:
+        """The run reaches the store before its result reaches a receiver, so a `resume`
+        right after the result finds it."""
+        if self._transcript is not None and self.session is not None:
+            problem = await self._transcript.flush(self.session.snapshot())
+            if problem is not None:
+                self._outbox.put_nowait(problem)
+        if result is not None:
+            self._outbox.put_nowait(result)

@@ -6,6 +6,7 @@ many prompts, to send prompts while a turn runs, or to interrupt.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
@@ -13,8 +14,9 @@ from ..errors import ConfigurationError, ResultError
 from ..options import FuxiAgentOptions
 from ..types import Message, ResultMessage
 from .loop import run_prompt
+from .mcp_link import start_servers
+from .persist import open_session, recorded
 from .run import Run
-from .session import Session
 
 __all__ = ["prompt_content", "query"]
 
@@ -43,23 +45,42 @@ async def query(
     Args:
         prompt: a string (one run), or an async iterable of user messages (streaming
             input: each message starts a run, in order, in one conversation).
-        options: configuration; None = defaults.
+        options: configuration; None = defaults. `resume`, `continue_conversation`,
+            `fork_session`, `session_id` and `resume_session_at` choose the session; each
+            run is saved to `session_store` (see `persist.py`).
 
     Raises:
         ResultError: after yielding an error ResultMessage of a single-shot (string)
             prompt; streaming-input sessions stay alive instead.
         ConfigurationError: the options are unusable (before anything is yielded).
     """
-    session = Session(options or FuxiAgentOptions())
+    options = options or FuxiAgentOptions()
+    servers = await start_servers(options, options.cwd)
+    try:
+        async with contextlib.aclosing(_runs(prompt, options, servers)) as messages:
+            async for message in messages:
+                yield message
+    finally:  # the servers live as long as this query (no process outlives it)
+        if servers is not None:
+            await servers.close()
+
+
+async def _runs(prompt: str | AsyncIterable[dict[str, Any]], options: FuxiAgentOptions,
+                servers: Any) -> AsyncIterator[Message]:
+    session, transcript = await open_session(options, mcp=servers)
     if isinstance(prompt, str):
         last: ResultMessage | None = None
-        async for message in run_prompt(Run(session), prompt):
-            if isinstance(message, ResultMessage):
-                last = message
-            yield message
+        async with contextlib.aclosing(recorded(run_prompt(Run(session), prompt), session,
+                                                transcript)) as messages:
+            async for message in messages:
+                if isinstance(message, ResultMessage):
+                    last = message
+                yield message
         if last is not None and last.is_error:
             raise ResultError(last)
         return
     async for user_message in prompt:
-        async for message in run_prompt(Run(session), prompt_content(user_message)):
-            yield message
+        run = run_prompt(Run(session), prompt_content(user_message))
+        async with contextlib.aclosing(recorded(run, session, transcript)) as messages:
+            async for message in messages:
+                yield message

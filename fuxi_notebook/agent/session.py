@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from ..options import EFFORT_LEVELS, FuxiAgentOptions, PermissionUpdate
 from ..permissions.classifier import classify
 from ..permissions.engine import PermissionEngine
 from ..permissions.integrity import PolicyGuard, Watched
-from ..tools.base import ToolContext, ToolKind
+from ..tools.base import ToolContext, ToolKind, kind_of
 from ..tools.builtin import builtin_tools
 from ..tools.registry import ToolRegistry
 from ..types import SystemMessage, new_uuid
@@ -84,24 +85,37 @@ class Session:
     tools."""
 
     def __init__(self, options: FuxiAgentOptions, *, extra_tools: list[Any] | None = None,
-                 conversation: Conversation | None = None) -> None:
+                 conversation: Conversation | None = None, mcp: Any = None) -> None:
         """Args:
             extra_tools: tools offered besides the built-ins (e.g. the notebook's kernel
                 tools); their names must not clash with a built-in.
             conversation: the conversation to go on with (None = a new one).
+            mcp: the started `McpServers` whose tools are offered (their owner, a query,
+                client or kernel, starts and stops them; see agent/mcp_link.py).
         """
         _validate(options)
         self.options = options
         self.conversation = conversation if conversation is not None else Conversation()
+        #: the JSONL file the conversation is saved to, for hooks (set by persist.py)
+        self.transcript_path: str | None = None
+        #: told of each subagent as it starts, with its Agent call's id (persist.py saves
+        #: the subagent's conversation with the session's)
+        self.on_subagent: Callable[[Any, str | None], None] | None = None
         self.cwd = _working_dir(options.cwd)
         self.hooks = HookRunner(options.hooks)
-        candidates = _candidate_tools(options, extra_tools)
+        self.mcp = mcp
+        if mcp is not None:
+            extra_tools = [*(extra_tools or []), *mcp.tools()]
+        from .subagents import subagent_tools  # the Agent tool, when agents are defined
+
+        candidates = _candidate_tools(options, [*(extra_tools or []), *subagent_tools(self)])
         #: the final answer's schema and the tool that submits it (None: free text)
         self.structured = _structured_tool(options)
         if self.structured is not None:  # offered whatever `options.tools` narrows
             candidates.append(self.structured)
         self.permissions = PermissionEngine(options, cwd=self.cwd, hooks=self.hooks,
                                             classifier=self._classify, tools=candidates)
+        _warn_shadowed(options, {t.name: kind_of(t) for t in candidates})
         self.permissions.apply(self.conversation.permission_updates, remember=False)
         self.permissions.on_update = self.conversation.permission_updates.append
         #: the policy that code the model runs must leave as it is (see integrity.py)
@@ -110,12 +124,10 @@ class Session:
             label="the rules granted in this conversation")])
         self.permissions.on_applied = self.guard.reseal
         self.guard.reseal()
-        # `env` is what the comparable SDK passes to its CLI: ANTHROPIC_MODEL chooses the model
-        # when the options do not (then FUXI_MODEL, then the package default)
-        self.model: Model = resolve_model(options.model if options.model is not None
-                                          else options.env.get("ANTHROPIC_MODEL") or None)
+        self.model: Model = _model_for(options)
         check_budget(options, self.model.name)
-        self.registry = ToolRegistry(t for t in candidates if self.permissions.offered(t.name))
+        self.registry = ToolRegistry(t for t in candidates if all(
+            self.permissions.offered(name) for name in _names(t)))  # older names too
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
                                     env=dict(options.env), read_denied=self._read_denied,
                                     read_files=self.conversation.read_files,
@@ -129,7 +141,8 @@ class Session:
 
         Raises ConfigurationError for unusable options; this session is left untouched.
         """
-        return Session(options, extra_tools=extra_tools, conversation=self.snapshot())
+        return Session(options, extra_tools=extra_tools, conversation=self.snapshot(),
+                       mcp=self.mcp)
 
     def snapshot(self) -> Conversation:
         """The conversation as it stands (the shell's directory brought up to date)."""
@@ -174,6 +187,8 @@ class Session:
 
     def init_message(self) -> SystemMessage:
         """The `init` system message that starts every run."""
+        from .subagents import agent_names
+
         return SystemMessage(subtype="init", data={
             "type": "system",
             "subtype": "init",
@@ -183,9 +198,18 @@ class Session:
             "tools": self.registry.names(),
             "permission_mode": self.permissions.mode,
             "cwd": str(self.cwd),
-            "mcp_servers": [],
+            "mcp_servers": self.mcp_servers(),
+            "agents": agent_names(self.registry),
             "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",
         })
+
+    def mcp_servers(self) -> list[dict[str, Any]]:
+        """The MCP servers as the init message lists them: name, status, and why a
+        server failed."""
+        if self.mcp is None:
+            return []
+        return [{k: v for k, v in status.items() if k in ("name", "status", "error")}
+                for status in self.mcp.status()]
 
     def _read_denied(self, path: Path, tool: str) -> bool:
         book = self.permissions.book
@@ -193,7 +217,8 @@ class Session:
 
     def hook_input(self) -> dict[str, Any]:
         """The fields every hook input carries."""
-        return {"session_id": self.id, "transcript_path": None, "cwd": str(self.cwd),
+        return {"session_id": self.id, "transcript_path": self.transcript_path,
+                "cwd": str(self.cwd),
                 "permission_mode": self.permissions.mode}
 
     def user_requests(self) -> list[str]:
@@ -257,6 +282,23 @@ class Session:
         return {"max_tokens": max_tokens, "thinking": thinking, "output_config": output_config}
 
 
+def _model_for(options: FuxiAgentOptions) -> Model:
+    """The session's model. `env` is what the comparable SDK passes to its CLI:
+    ANTHROPIC_MODEL chooses the model when the options do not (then FUXI_MODEL, then the
+    package default), and ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY there choose the endpoint
+    and key, over the process's own."""
+    spec = options.model if options.model is not None else (
+        options.env.get("ANTHROPIC_MODEL") or None)
+    base_url, api_key = options.env.get("ANTHROPIC_BASE_URL"), options.env.get(
+        "ANTHROPIC_API_KEY")
+    if (base_url or api_key) and (spec is None or isinstance(spec, str)):
+        from ..models import AnthropicModel, model_name
+
+        return AnthropicModel(model_name(spec), api_key=api_key or None,
+                              base_url=base_url or None)
+    return resolve_model(spec)
+
+
 def _env_int(env: dict[str, str], name: str) -> int | None:
     """A whole number from `options.env` (the comparable SDK's CLI reads these)."""
     raw = env.get(name)
@@ -288,15 +330,20 @@ def _candidate_tools(options: FuxiAgentOptions, extra_tools: list[Any] | None) -
                                  "{'type': 'preset', 'preset': 'fuxi_code'}, not "
                                  f"{options.tools!r}")
     if options.tools is not None:
-        known = {tool.name for tool in tools}
+        known = {name for tool in tools for name in _names(tool)}
         unknown = sorted(set(options.tools) - known)
         if unknown:
             raise ConfigurationError(
                 f"unknown tool(s) in options.tools: {', '.join(unknown)}; "
                 f"built-in tools are {', '.join(sorted(known))}"
             )
-        tools = [tool for tool in tools if tool.name in options.tools]
+        tools = [tool for tool in tools if set(_names(tool)) & set(options.tools)]
     return tools
+
+
+def _names(tool: Any) -> tuple[str, ...]:
+    """A tool's name and the older names it answers to (Agent: Task)."""
+    return (tool.name, *getattr(tool, "aliases", ()))
 
 
 def _structured_tool(options: FuxiAgentOptions) -> Any:
@@ -341,9 +388,47 @@ def _validate(options: FuxiAgentOptions) -> None:
         warnings.warn(f"extra_args {sorted(options.extra_args)} have no effect: they are flags "
                       "of the comparable SDK's CLI, and fuxi_notebook runs no CLI",
                       stacklevel=3)
+    _warn_no_effect(options)
     if options.thinking is not None and not isinstance(options.thinking, dict):
         raise ConfigurationError("thinking must be a dict such as {'type': 'adaptive'}")
     if options.thinking and options.thinking.get("type") == "enabled":
         budget = options.thinking.get("budget_tokens")
         if not isinstance(budget, int) or budget < 1024:
             raise ConfigurationError("thinking budget_tokens must be an integer >= 1024")
+
+
+def _warn_shadowed(options: FuxiAgentOptions, kinds: dict[str, ToolKind]) -> None:
+    """`can_use_tool` that rules or the mode keep from ever being asked is a mistake worth
+    a warning (the comparable SDK warns the same way)."""
+    if options.can_use_tool is None:
+        return
+    import warnings
+
+    from ..errors import CanUseToolShadowedWarning
+
+    if options.permission_mode == "bypassPermissions":
+        warnings.warn("can_use_tool is never asked: permission_mode 'bypassPermissions' "
+                      "approves every call", CanUseToolShadowedWarning, stacklevel=3)
+        return
+    # a tool of kind "ask" exists to ask: no rule answers for the user
+    bare = [rule for rule in options.allowed_tools if "(" not in rule
+            and kinds.get(rule) != "ask"]
+    if bare:
+        warnings.warn(f"can_use_tool is never asked about {', '.join(bare)}: a bare tool "
+                      "name in allowed_tools approves every call of that tool",
+                      CanUseToolShadowedWarning, stacklevel=3)
+
+
+def _warn_no_effect(options: FuxiAgentOptions) -> None:
+    """A comparable-SDK option set to something that does nothing here warns (code that
+    relies on it, a sandbox say, must not believe it is in force)."""
+    import dataclasses
+    import warnings
+
+    from ..options import NO_EFFECT
+
+    defaults = {f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING
+                         else f.default) for f in dataclasses.fields(FuxiAgentOptions)}
+    for name, why in NO_EFFECT.items():
+        if getattr(options, name) != defaults[name]:
+            warnings.warn(f"{name} has no effect: {why}", stacklevel=4)

@@ -25,6 +25,7 @@ from ..types import (
     new_uuid,
 )
 from .progress import calling
+from .relay import relayed
 from .run import Run, canonical_input
 
 __all__ = ["FIRM_DENIAL_AT", "STOP_DENIAL_AT", "CallOutcome", "execute_tool_calls",
@@ -104,13 +105,16 @@ async def execute_tool_calls(run: Run, calls: list[dict[str, Any]], results: lis
     """Run `calls`, appending one wire result per call to `results` (and hook context to
     `context`), yielding banners and one UserMessage per result. After an interrupting
     denial or a hook's stop the remaining calls are not run."""
+    calls = [_canonical(run, call) for call in calls]
     for batch in _batches(run, calls):
+        outcomes: list[CallOutcome] = []
         if run.interrupted or run.stopped:
             outcomes = [CallOutcome(r) for r in not_executed(batch, "the run was interrupted")]
-        elif len(batch) == 1:
-            outcomes = [await _call(run, batch[0])]
+        elif _relays(run, batch):  # its calls yield messages of their own while they run
+            async for message in relayed(run, _run_batch(run, batch), outcomes):
+                yield message
         else:
-            outcomes = list(await asyncio.gather(*(_call(run, call) for call in batch)))
+            outcomes = await _run_batch(run, batch)
         for outcome in outcomes:
             results.append(outcome.result)
             context.extend(outcome.context)
@@ -120,6 +124,30 @@ async def execute_tool_calls(run: Run, calls: list[dict[str, Any]], results: lis
                                     content=outcome.result.get("content"),
                                     is_error=outcome.result.get("is_error", False))
             yield UserMessage(content=[block], uuid=new_uuid())
+
+
+async def _run_batch(run: Run, batch: list[dict[str, Any]]) -> list[CallOutcome]:
+    if len(batch) == 1:
+        return [await _call(run, batch[0])]
+    return list(await asyncio.gather(*(_call(run, call) for call in batch)))
+
+
+def _canonical(run: Run, call: dict[str, Any]) -> dict[str, Any]:
+    """A call of a tool under an older name it still answers to (`aliases`, e.g. Task
+    for Agent) is that tool's call: checked, decided and hooked under its own name."""
+    registry = run.session.registry
+    if call["name"] in registry:
+        return call
+    for name in registry.names():
+        if call["name"] in getattr(registry.get(name), "aliases", ()):
+            return {**call, "name": name}
+    return call
+
+
+def _relays(run: Run, batch: list[dict[str, Any]]) -> bool:
+    """Whether a call of the batch yields messages while it runs (a subagent's)."""
+    return any(getattr(run.session.registry.get(call["name"]), "relays_messages", False)
+               for call in batch)
 
 
 def _precheck(run: Run, call: dict[str, Any]) -> str | None:
@@ -213,7 +241,9 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     assert tool is not None
     started = time.monotonic()
     error: str | None = None
-    runs_code = session.kind(call["name"]) == "execute"
+    # a subagent runs tools of its own: the policy is checked after it as after code
+    runs_code = session.kind(call["name"]) == "execute" or getattr(tool, "relays_messages",
+                                                                   False)
     if runs_code:
         session.guard.arm()  # from now on the package's code is watched too
     run.calls_started[call["id"]] = (started, "")

@@ -14,6 +14,7 @@ from .scripted import ScriptedModel
 
 __all__ = [
     "DEFAULT_MODEL",
+    "MODEL_ALIASES",
     "AnthropicModel",
     "BlockDone",
     "Model",
@@ -32,9 +33,16 @@ __all__ = [
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
+#: The short names the comparable SDK takes for a model (`model="haiku"`), as current ids.
+MODEL_ALIASES: dict[str, str] = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5",
+                                 "haiku": "claude-haiku-5-5"}
+
+
 def model_name(spec: str | None = None) -> str:
-    """The model id `spec` stands for: itself, else `FUXI_MODEL`, else `DEFAULT_MODEL`."""
-    return spec or os.environ.get("FUXI_MODEL") or DEFAULT_MODEL
+    """The model id `spec` stands for: itself (an alias such as "haiku" made an id), else
+    `FUXI_MODEL`, else `DEFAULT_MODEL`."""
+    chosen = spec or os.environ.get("FUXI_MODEL") or DEFAULT_MODEL
+    return MODEL_ALIASES.get(chosen, chosen)
 
 
 def resolve_model(spec: str | Model | None) -> Model:

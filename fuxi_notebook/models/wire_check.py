@@ -3,6 +3,8 @@
 `ScriptedModel` and the fake server (`testing.FakeMessagesServer`) answer such a request
 with the error the real API gives (HTTP 400 / 413), so a test that produces an invalid
 conversation fails the way production would, instead of passing against a lenient fake.
+Tools too: names outside `^[a-zA-Z0-9_-]{1,128}$` or repeated, every tool deferred
+(`defer_loading`), and a `tool_reference` (tool search) naming a tool the request lacks.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any
 
 from ..media import image_type
@@ -20,6 +23,7 @@ __all__ = ["MAX_REQUEST_BYTES", "request_problem"]
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
 _MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 
 
 def request_problem(body: dict[str, Any], *, size: int | None = None) -> tuple[int, str] | None:
@@ -31,10 +35,64 @@ def request_problem(body: dict[str, Any], *, size: int | None = None) -> tuple[i
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return 400, "messages: at least one message is required"
+    problem = _tools_problem(body.get("tools"))
+    if problem:
+        return 400, problem
     for index, message in enumerate(messages):
-        problem = _message_problem(index, message, messages)
+        problem = _message_problem(index, message, messages) or _reference_problem(
+            index, message, _tool_names(body.get("tools")))
         if problem:
             return 400, problem
+    return None
+
+
+def _tools_problem(tools: Any) -> str | None:
+    """Tool names the API refuses, and deferral it cannot serve (every tool deferred)."""
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "tools: Input should be a valid list"
+    seen: set[str] = set()
+    deferred = 0
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            return f"tools.{index}: Input should be a valid dictionary"
+        name = tool.get("name")
+        if not isinstance(name, str) or not _TOOL_NAME.match(name):
+            return f"tools.{index}.name: String should match pattern '{_TOOL_NAME.pattern}'"
+        if name in seen:
+            return f"tools: Tool names must be unique ({name!r} appears twice)"
+        seen.add(name)
+        flag = tool.get("defer_loading", False)
+        if not isinstance(flag, bool):
+            return f"tools.{index}.defer_loading: Input should be a valid boolean"
+        deferred += flag
+    if tools and deferred == len(tools):
+        return "tools: at least one tool must not have defer_loading set to true"
+    return None
+
+
+def _tool_names(tools: Any) -> set[str]:
+    return {t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(
+        t.get("name"), str)}
+
+
+def _reference_problem(index: int, message: Any, names: set[str]) -> str | None:
+    """A `tool_reference` lives in a tool result and names a tool of the request."""
+    if not isinstance(message, dict):
+        return None
+    for number, block in enumerate(_blocks(message)):
+        if not isinstance(block, dict):
+            continue
+        where = f"messages.{index}.content.{number}"
+        if block.get("type") == "tool_reference":
+            return f"{where}: `tool_reference` blocks are only allowed inside `tool_result`"
+        inner = block.get("content") if block.get("type") == "tool_result" else None
+        for position, part in enumerate(inner if isinstance(inner, list) else []):
+            if isinstance(part, dict) and part.get("type") == "tool_reference" and (
+                    part.get("tool_name") not in names):
+                return (f"{where}.content.{position}: `tool_reference` names "
+                        f"{part.get('tool_name')!r}, which is not among the request's tools")
     return None
 
 

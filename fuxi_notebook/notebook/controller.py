@@ -62,6 +62,7 @@ class NotebookAgent:
     """The `%%fuxi` state of one shell: defaults, the conversation, the records."""
 
     def __init__(self, shell: Any) -> None:
+        from .kernel_mcp import KernelServers
         from .kernel_tools import KernelContext
 
         self.shell = shell
@@ -70,6 +71,7 @@ class NotebookAgent:
         self.conversations = Conversations(self.identity)
         self.session: Session | None = None
         self.context = KernelContext(shell)
+        self.mcp = KernelServers()
         self.replay_trusted = False
         self.runs = 0
         self.turns = 0
@@ -125,14 +127,19 @@ class NotebookAgent:
         return "\n\n".join(part for part in (kernel, references) if part) or None
 
     def reset(self) -> None:
-        """Forget the conversation (the next cell starts fresh)."""
+        """Forget the conversation (the next cell starts fresh) and stop the MCP servers."""
+        self.mcp.stop()
         self.conversations.reset()
         self.session = None
         self.runs = self.turns = 0
 
+    def _settings(self, args: CellArgs) -> dict[str, Any]:
+        """The cell's options over the `%fuxi config` defaults."""
+        return {**{k: v for k, v in self.defaults.items() if k != "replay"},
+                **args.settings()}
+
     def _options(self, args: CellArgs) -> FuxiAgentOptions:
-        settings = {**{k: v for k, v in self.defaults.items() if k != "replay"},
-                    **args.settings()}
+        settings = self._settings(args)
         return FuxiAgentOptions(
             model=settings.get("model"),
             max_turns=settings.get("max_turns"),
@@ -168,6 +175,58 @@ class NotebookAgent:
         if isinstance(value, dict) and value.get("type") != "json_schema":
             value = {"type": "json_schema", "schema": value}
         return value
+
+    async def _servers(self, args: CellArgs) -> Any:
+        """The MCP servers the cell may use (`--mcp-config`, and the kernel's `@fuxi_tool`
+        functions), started now if they are not running yet; None when there are none."""
+        from ..mcp_servers import parse_mcp_servers
+        from .kernel_mcp import kernel_functions
+
+        settings = self._settings(args)
+        given, cwd = settings.get("mcp_config"), Path(settings.get("cwd") or ".").expanduser()
+        try:
+            configs = {} if given is None else parse_mcp_servers(
+                self._mcp_value(given), base=cwd)
+            return await self.mcp.for_cell(configs, kernel_functions(self.shell.user_ns),
+                                           cwd.resolve())
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: --mcp-config: {error}") from None
+
+    def _mcp_value(self, given: str) -> Any:
+        """`--mcp-config NAME` names a kernel variable holding `{name: config}`; anything
+        else is inline JSON or a file."""
+        if given.isidentifier() and given in self.shell.user_ns:
+            value = self.shell.user_ns[given]
+            if not isinstance(value, dict):
+                raise ConfigurationError(f"the variable {given!r} holds a "
+                                         f"{type(value).__name__}, not {{name: config}}")
+            return value
+        return given
+
+    def offered_tools(self) -> list[tuple[str, str, str]]:
+        """`%fuxi tools`: what a cell with the current defaults offers the model, as
+        (name, kind, where it comes from); MCP servers count once they run."""
+        from ..models.scripted import ScriptedModel
+        from .kernel_tools import kernel_tools
+
+        options = self._options(CellArgs())
+        options.model = ScriptedModel([])  # only the tool list is wanted: no client
+        try:
+            session = _session(options, extra_tools=kernel_tools(self.shell),
+                               mcp=self.mcp.current())
+        except ConfigurationError as error:
+            raise UsageError(f"%fuxi tools: {error}") from None
+        kernel = {tool.name for tool in kernel_tools(self.shell)}
+        rows = []
+        for name in session.registry.names():
+            tool = session.registry.get(name)
+            server = getattr(tool, "server", None)
+            where = ("kernel" if name in kernel else
+                     f"MCP server {server}" if server is not None else "built-in")
+            if getattr(tool, "defer_loading", False):
+                where += " (deferred: found through ToolSearch)"
+            rows.append((name, session.kind(name) or "execute", where))
+        return rows
 
     async def run_cell(self, line: str, body: str) -> FuxiRun:
         """Run one `%%fuxi` cell."""
@@ -260,7 +319,7 @@ class NotebookAgent:
                       notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
         from ..models.replay import ReplayModel, recorded_turns
         from .kernel_tools import kernel_tools
-        from .replay_run import NOT_REPEATED, RecordedResults, ReplayCell
+        from .replay_run import NOT_REPEATED, RecordedResults, ReplayCell, recorded_mcp_tools
 
         options = self._options(args)
         options.allowed_tools += [a.rule for r in plan.ancestors for a in r.approvals
@@ -273,9 +332,9 @@ class NotebookAgent:
         before = (list(conversation.history), list(conversation.pending_results),
                   list(conversation.permission_updates))
         tools = [RecordedResults(t, record) if t.name in NOT_REPEATED else t
-                 for t in kernel_tools(self.shell)]
+                 for t in kernel_tools(self.shell)] + recorded_mcp_tools(record)
         try:
-            session = Session(options, extra_tools=tools, conversation=conversation)
+            session = _session(options, extra_tools=tools, conversation=conversation)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
         self._guard(session)
@@ -311,9 +370,10 @@ class NotebookAgent:
             options.max_turns = HEADLESS_MAX_TURNS  # in _live only: replays are not cut short
         approvals = Approvals(renderer) if renderer.interactive else None
         options.can_use_tool = approvals.decide if approvals else None
+        servers = await self._servers(args)
         try:
-            session = Session(options, extra_tools=kernel_tools(self.shell),
-                              conversation=plan.conversation)
+            session = _session(options, extra_tools=kernel_tools(self.shell),
+                               conversation=plan.conversation, mcp=servers)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
         self._guard(session)
@@ -345,6 +405,19 @@ class NotebookAgent:
         self.shell.user_ns["_fuxi"] = run
         self.runs += 1
         self.turns += turns_taken(run.result.subtype, run.result.num_turns)
+
+
+def _session(options: FuxiAgentOptions, **kwargs: Any) -> Session:
+    """A cell's session. The approval card is the cell's `can_use_tool`, and the user's
+    allow rules are meant to spare them the card: the warning that a rule shadows the
+    callback is for code that passes its own callback, not for the notebook."""
+    import warnings
+
+    from ..errors import CanUseToolShadowedWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CanUseToolShadowedWarning)
+        return Session(options, **kwargs)
 
 
 def _json(text: str, what: str) -> Any:

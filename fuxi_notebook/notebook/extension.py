@@ -146,8 +146,8 @@ class FuxiMagics(Magics):
 
     @line_magic("fuxi")
     def fuxi_line(self, line: str) -> Any:
-        """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi models`; `%fuxi reset`;
-        `%fuxi config [options]`."""
+        """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi models`; `%fuxi tools`;
+        `%fuxi reset`; `%fuxi config [options]`."""
         words = shlex.split(line)
         agent = agent_for(self.shell)
         if not words:
@@ -164,8 +164,10 @@ class FuxiMagics(Magics):
             return _sessions(agent)
         if words[0] == "models":
             return _models(agent)
+        if words[0] == "tools":
+            return _tools(agent)
         raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi sessions, "
-                         "%fuxi models, %fuxi reset or %fuxi config [options] "
+                         "%fuxi models, %fuxi tools, %fuxi reset or %fuxi config [options] "
                          "(see %%fuxi? for the options)")
 
 
@@ -219,6 +221,28 @@ def _sessions(agent: Any) -> None:
                          format_sessions(summarize(sessions, agent.conversations.volatile()))])
     # a `$` in markdown starts math in JupyterLab: the costs are escaped there
     display({"text/markdown": escape_math(text), "text/plain": text}, raw=True)
+
+
+def _tools(agent: Any) -> None:
+    """What the model is offered with the current defaults, one row per tool, and the
+    MCP servers' state (a failed server says why)."""
+    from IPython.display import display
+
+    from ..sessions.markdown import code_span, escape_math
+
+    rows = agent.offered_tools()
+    servers = agent.mcp.status()
+    lines = ["| tool | kind | from |", "|---|---|---|",
+             *(f"| {code_span(name)} | {kind} | {where} |" for name, kind, where in rows)]
+    plain = [f"  {name} · {kind} · {where}" for name, kind, where in rows]
+    notes = [f"MCP server {s['name']}: {s['status']}" + (f" ({s['error']})" if s.get("error")
+                                                         else "") for s in servers]
+    if agent.defaults.get("mcp_config") and not servers:
+        notes.append("the --mcp-config servers start with the next %%fuxi cell")
+    head = f"fuxi offers {len(rows)} tools"
+    markdown = "\n".join([f"**{head}**", "", *lines, *(["", *notes] if notes else [])])
+    text = "\n".join([f"{head}:", *plain, *notes])
+    display({"text/markdown": escape_math(markdown), "text/plain": text}, raw=True)
 
 
 def _models(agent: Any) -> None:

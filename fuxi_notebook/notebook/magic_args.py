@@ -4,8 +4,9 @@ Spellings: `--model`, `--max-turns`, `--max-budget-usd`, `--permission-mode`,
 `--allowed-tools` / `--disallowed-tools` (comma-separated rules; commas inside
 parentheses belong to the rule), `--effort`, `--cwd`; what the model sees of the kernel:
 `--vars a,b` (only these variables), `--no-context`; the answer's shape: `--output-schema`
-(inline JSON, a .json file, or a variable holding a schema or a pydantic model class); and
-how the cell runs: `--new`,
+(inline JSON, a .json file, or a variable holding a schema or a pydantic model class); MCP
+servers whose tools the model may call: `--mcp-config` (inline JSON, a .json file, or a
+variable holding `{name: config}`); and how the cell runs: `--new`,
 `--resume ID`, `--fork`, `--replay [off|lenient|strict]`, `--id`.
 """
 
@@ -42,6 +43,7 @@ class CellArgs:
     vars: list[str] | None = None
     no_context: bool | None = None
     output_schema: str | None = None
+    mcp_config: str | None = None
     new: bool = False
     cell_id: str | None = None
     resume: str | None = None
@@ -52,7 +54,8 @@ class CellArgs:
     def settings(self) -> dict[str, Any]:
         """The option values given explicitly (for defaults and for the record)."""
         names = ("model", "max_turns", "max_budget_usd", "permission_mode", "allowed_tools",
-                 "disallowed_tools", "effort", "cwd", "vars", "no_context", "output_schema")
+                 "disallowed_tools", "effort", "cwd", "vars", "no_context", "output_schema",
+                 "mcp_config")
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
 
@@ -125,6 +128,7 @@ def _parser(prog: str) -> _Parser:
     parser.add_argument("--vars", type=_names, metavar="NAMES")
     parser.add_argument("--no-context", action="store_const", const=True)
     parser.add_argument("--output-schema", metavar="JSON_FILE_OR_NAME")
+    parser.add_argument("--mcp-config", metavar="JSON_FILE_OR_NAME")
     parser.add_argument("--new", action="store_true")
     parser.add_argument("--id", dest="cell_id")
     parser.add_argument("--resume", metavar="CELL_OR_SESSION_ID")

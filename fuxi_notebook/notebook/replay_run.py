@@ -35,7 +35,7 @@ from .published import PublishedOutputs
 from .render import Renderer, show_final
 from .replay_cell import DivergenceWatch
 
-__all__ = ["NOT_REPEATED", "RecordedResults", "ReplayCell"]
+__all__ = ["NOT_REPEATED", "RecordedResults", "ReplayCell", "recorded_mcp_tools"]
 
 #: Tools whose effect is on the notebook document itself: the cell an InsertCell call
 #: added is already in the notebook, so a replay answers with the recorded result.
@@ -64,6 +64,28 @@ class RecordedResults:
         answer = self._answers.pop(0)
         return ToolOutput(content=answer.get("content") or "",
                           is_error=bool(answer.get("is_error")))
+
+
+def recorded_mcp_tools(record: SessionRecord) -> list[RecordedResults]:
+    """The MCP tools the record called, answered from the record: a replay starts no MCP
+    server (a CI replay has neither the servers nor their network), so their results are
+    the recorded ones."""
+    calls = recorded_calls(record)
+    names = sorted({str(call.get("name")) for call in calls.values()
+                    if str(call.get("name", "")).startswith("mcp__")})
+    return [RecordedResults(_RecordedTool(name), record) for name in names]
+
+
+class _RecordedTool:
+    """What a replay knows of an MCP tool: its name (calls are judged as live, as an
+    `execute` tool: the recorded approvals and the cell's rules decide them again)."""
+
+    kind = "execute"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.description = f"{name} (answered from the record on replay)"
+        self.input_schema: dict[str, Any] = {"type": "object"}
 
 
 class ReplayCell:

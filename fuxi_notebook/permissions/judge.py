@@ -99,6 +99,15 @@ class RuleBook:
               cwd: Path, base: Path, refuse: Any) -> Judgement:
         """Judge one call of a tool declared as `declared` (None = unknown: an `execute`
         tool that touches nothing known); `base` is where relative shell paths resolve."""
+        judged = self._judge(tool, declared, tool_input, cwd=cwd, base=base, refuse=refuse)
+        settled = judged.deny is not None or judged.hard_ask is not None
+        asked = None if settled else self.bare("ask", tool)
+        if asked is not None:  # a bare ask rule (`Write`, `mcp__server`) asks for every call
+            judged.hard_ask = f"the rule {asked.text!r} asks for confirmation"
+        return judged
+
+    def _judge(self, tool: str, declared: Declaration | None, tool_input: dict[str, Any], *,
+               cwd: Path, base: Path, refuse: Any) -> Judgement:
         denied = self.bare("deny", tool)
         if denied is not None:
             return Judgement(deny=f"{tool} is denied by the rule {denied.text!r}")

@@ -51,7 +51,8 @@ class FakeMessagesServer:
     """A scripted Messages API server running in a background thread with its own loop.
 
     Usable as `with FakeMessagesServer(steps) as server:` or via `start()` / `stop()`;
-    pass `server.url` as the client's `base_url`. See the module docstring of
+    pass `server.url` as the client's `base_url`. Responses name the requested model, as
+    the API does (`model=` fixes one instead). See the module docstring of
     `fuxi_notebook.models.script` for the step format.
     """
 
@@ -59,7 +60,7 @@ class FakeMessagesServer:
         self,
         steps: list[Step] | None = None,
         *,
-        model: str = "claude-sonnet-5-5",
+        model: str | None = None,
         chunk: int = 24,
         cache_min_tokens: int = 0,
         host: str = "127.0.0.1",
@@ -183,7 +184,8 @@ class FakeMessagesServer:
         usage: dict[str, Any] = {**self.cache.account(body), **turn.usage}
         usage.pop("output_tokens", None)
         events = turn_events(
-            turn, message_id=self._next_id("msg"), model=self.model, usage=usage,
+            turn, message_id=self._next_id("msg"),
+            model=self.model or str(body.get("model") or "claude-sonnet-5-5"), usage=usage,
             tool_ids=lambda: self._next_id("toolu"), chunk=self.chunk,
         )
         with self._lock:

@@ -32,9 +32,12 @@ class ToolRegistry:
         return self._tools.get(name)
 
     def definitions(self) -> list[dict[str, Any]]:
-        """The `tools` parameter of a Messages API request."""
+        """The `tools` parameter of a Messages API request. A tool whose `defer_loading`
+        is true is sent deferred: the API leaves its definition out of the prompt until a
+        `tool_reference` loads it (MCP tool search, see mcp_servers/tool_search.py)."""
         return [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema,
+             **({"defer_loading": True} if getattr(t, "defer_loading", False) is True else {})}
             for t in self._tools.values()
         ]
 

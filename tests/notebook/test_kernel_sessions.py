@@ -244,3 +244,21 @@ def test_policy_denials_replay_with_the_words_the_model_got(tmp_path, api, line,
     replayed, statuses = _headless(tmp_path, api, path, FUXI_REPLAY="strict")
     assert statuses == ["ok", "ok"], _errors(replayed.cells[1])
     assert _record(replayed.cells[1]) == recorded and api.requests == []
+
+
+def test_a_replay_answers_mcp_calls_from_the_record_and_starts_no_server(tmp_path, api):
+    import sys
+
+    server = ROOT / "tests" / "mcp" / "server_script.py"
+    (tmp_path / "servers.json").write_text(json.dumps({"demo": {
+        "command": sys.executable, "args": [str(server), "--touch", str(tmp_path / "started")]}}))
+    line = "%%fuxi --new --mcp-config servers.json --allowed-tools mcp__demo__add\nadd them"
+    path, recorded = _recorded(tmp_path, api, line, turns=[
+        Turn([tool_use("mcp__demo__add", {"a": 2, "b": 40})]), Turn([text("42")])])
+    result = _record(recorded.cells[1])["messages"]
+    assert "42" in json.dumps(result)  # the live call reached the server
+    (tmp_path / "started").unlink()
+    replayed, statuses = _headless(tmp_path, api, path, FUXI_REPLAY="strict")
+    assert statuses == ["ok", "ok"], _errors(replayed.cells[1])
+    assert _record(replayed.cells[1]) == _record(recorded.cells[1])
+    assert not (tmp_path / "started").exists() and api.requests == []

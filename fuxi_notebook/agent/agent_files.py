@@ -1,0 +1,197 @@
+"""Subagents defined as Markdown files: `.fuxi/agents/*.md` (project, under `cwd`),
+`~/.fuxi/agents/*.md` (user) and a local plugin's `agents/*.md`.
+
+A file is front matter between `---` lines, then the prompt::
+
+    ---
+    name: reviewer
+    description: Reviews a change for bugs. Use after editing code.
+    tools: Read, Grep, Glob
+    model: haiku
+    maxTurns: 8
+    ---
+    You are a careful code reviewer. ...
+
+The front matter is the simple YAML such files use (`key: value`, a list as `a, b`,
+`[a, b]` or `- a` lines, `|` / `>` blocks, quotes, `#` comments), parsed here so that no
+YAML library is needed. A file that cannot be read is skipped with a warning, never a
+crash. Project and user files load only when `setting_sources` names them (as FUXI.md
+does); plugins load because they were passed. Later sources override earlier ones by
+name: plugins, then user, then project (and `options.agents` overrides them all).
+
+A file lives in a folder anyone with the repository can write, so it may not widen the
+policy: a `permissionMode` that approves more than the parent's (`acceptEdits`, `auto`,
+`bypassPermissions`) is ignored, with a warning.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..options import EFFORT_LEVELS, PERMISSION_MODES, AgentDefinition, FuxiAgentOptions
+from ..permissions.rules import parse_rules
+
+__all__ = ["AgentFileError", "load_file_agents", "parse_agent_file"]
+
+_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+_LISTS = frozenset({"tools", "disallowedTools", "skills", "mcpServers"})
+_WIDENING_MODES = frozenset({"acceptEdits", "auto", "bypassPermissions"})
+#: front-matter spellings -> AgentDefinition fields
+_FIELDS = {"disallowed-tools": "disallowedTools", "disallowed_tools": "disallowedTools",
+           "max-turns": "maxTurns", "max_turns": "maxTurns",
+           "permission-mode": "permissionMode", "permission_mode": "permissionMode",
+           "mcp-servers": "mcpServers", "initial-prompt": "initialPrompt"}
+
+
+class AgentFileError(ValueError):
+    """Why an agent file was skipped."""
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    if " #" in text:  # a trailing comment
+        text = text.split(" #", 1)[0].rstrip()
+    return text
+
+
+def _split_list(text: str) -> list[str]:
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    return [_unquote(part) for part in text.split(",") if _unquote(part)]
+
+
+def _front_matter(lines: list[str]) -> dict[str, Any]:
+    """`key: value` pairs, with lists and block scalars (see the module docstring)."""
+    data: dict[str, Any] = {}
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _KEY.match(line)
+        if match is None or line[0].isspace():
+            raise AgentFileError(f"front matter line {line.strip()!r} is not 'key: value'")
+        key, raw = match[1], match[2].strip()
+        block: list[str] = []
+        while index < len(lines) and (not lines[index].strip() or lines[index][0].isspace()):
+            block.append(lines[index])
+            index += 1
+        data[key] = _value(key, raw, block)
+    return data
+
+
+def _value(key: str, raw: str, block: list[str]) -> Any:
+    items = [line.strip() for line in block if line.strip()]
+    if raw in ("|", ">", "|-", ">-") or (not raw and items and not items[0].startswith("- ")):
+        joiner = "\n" if raw.startswith("|") else " "
+        return joiner.join(items)
+    if not raw and items:
+        if not all(item.startswith("- ") for item in items):
+            raise AgentFileError(f"{key}: a list must be '- item' lines")
+        return [_unquote(item[2:]) for item in items]
+    if items:
+        raise AgentFileError(f"{key}: unexpected indented lines after a value")
+    return _unquote(raw)
+
+
+def parse_agent_file(text: str, *, default_name: str) -> tuple[str, AgentDefinition]:
+    """The name and definition in an agent file's text; AgentFileError if malformed."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise AgentFileError("it does not start with '---' front matter")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise AgentFileError("its front matter has no closing '---'") from None
+    data = {_FIELDS.get(key, key): value for key, value in _front_matter(lines[1:end]).items()}
+    prompt = "\n".join(lines[end + 1:]).strip()
+    name = str(data.pop("name", "") or default_name)
+    if not NAME.match(name):
+        raise AgentFileError(f"name {name!r} is not a valid agent name")
+    description = data.pop("description", None)
+    if not isinstance(description, str) or not description.strip():
+        raise AgentFileError("it has no description")
+    if not prompt:
+        raise AgentFileError("it has no prompt (the text after the front matter)")
+    return name, AgentDefinition(description=description.strip(), prompt=prompt,
+                                 **_fields(data))
+
+
+def _fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The optional AgentDefinition fields, checked (unknown keys, e.g. `color`, ignored)."""
+    fields: dict[str, Any] = {}
+    for key in _LISTS & set(data):
+        value = data[key]
+        fields[key] = value if isinstance(value, list) else _split_list(value)
+    if data.get("model"):
+        fields["model"] = str(data["model"])
+    if "maxTurns" in data:
+        try:
+            fields["maxTurns"] = int(data["maxTurns"])
+        except ValueError:
+            raise AgentFileError(f"maxTurns {data['maxTurns']!r} is not a number") from None
+        if fields["maxTurns"] < 1:
+            raise AgentFileError("maxTurns must be at least 1")
+    if data.get("effort"):
+        if data["effort"] not in EFFORT_LEVELS:
+            raise AgentFileError(f"effort must be one of {', '.join(EFFORT_LEVELS)}")
+        fields["effort"] = data["effort"]
+    mode = data.get("permissionMode")
+    if mode:
+        if mode not in PERMISSION_MODES:
+            raise AgentFileError(f"unknown permissionMode {mode!r}")
+        fields["permissionMode"] = mode
+    for key in ("initialPrompt", "memory"):
+        if data.get(key):
+            fields[key] = data[key]
+    if "background" in data:
+        fields["background"] = str(data["background"]).lower() == "true"
+    return fields
+
+
+def _folders(options: FuxiAgentOptions, cwd: Path) -> list[tuple[str, Path]]:
+    """(source, folder) in the order they load (later ones override earlier ones)."""
+    folders = []
+    for plugin in options.plugins or []:
+        path = plugin.get("path") if isinstance(plugin, dict) else None
+        if isinstance(plugin, dict) and plugin.get("type") == "local" and path:
+            root = Path(path).expanduser()
+            folders.append(("plugin", (root if root.is_absolute() else cwd / root) / "agents"))
+    sources = options.setting_sources or []
+    if "user" in sources:
+        folders.append(("user", Path.home() / ".fuxi" / "agents"))
+    if "project" in sources:
+        folders.append(("project", cwd / ".fuxi" / "agents"))
+    return folders
+
+
+def load_file_agents(options: FuxiAgentOptions, cwd: Path) -> dict[str, AgentDefinition]:
+    """The agents defined in files for these options (see the module docstring)."""
+    agents: dict[str, AgentDefinition] = {}
+    for _source, folder in _folders(options, cwd):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.md")):
+            try:
+                name, definition = parse_agent_file(path.read_text(encoding="utf-8"),
+                                                    default_name=path.stem)
+                parse_rules(definition.disallowedTools or [], "deny", cwd=cwd)
+            except (OSError, UnicodeDecodeError, AgentFileError, ConfigurationError) as error:
+                warnings.warn(f"skipped the agent file {path}: {error}", stacklevel=2)
+                continue
+            if definition.permissionMode in _WIDENING_MODES:
+                warnings.warn(f"the agent file {path} asks for permissionMode "
+                              f"{definition.permissionMode!r}; a file may not widen the "
+                              "policy, so the parent's mode applies", stacklevel=2)
+                definition.permissionMode = None
+            agents[name] = definition
+    return agents

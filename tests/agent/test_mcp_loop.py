@@ -1,0 +1,165 @@
+"""MCP servers in the loop (L7): `query()` and `FuxiSDKClient` with in-process and stdio
+servers, as the comparable SDK's users write them: named tools, permission rules, kinds
+from annotations (read-only calls run together), init status, lifetime."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from fuxi_notebook import (
+    FuxiAgentOptions,
+    FuxiSDKClient,
+    ResultMessage,
+    ScriptedModel,
+    SystemMessage,
+    create_sdk_mcp_server,
+    tool,
+)
+from fuxi_notebook.models.script import text, tool_use
+
+from ..mcp.conftest import alive
+from .helpers import collect, result_text, tool_results
+
+SERVER = Path(__file__).resolve().parents[1] / "mcp" / "server_script.py"
+
+
+@tool("add", "Add two numbers", {"a": float, "b": float})
+async def add(args):
+    return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+
+@tool("divide", "Divide a by b", {"a": float, "b": float})
+async def divide(args):
+    if args["b"] == 0:
+        return {"content": [{"type": "text", "text": "Error: division by zero"}],
+                "is_error": True}
+    return {"content": [{"type": "text", "text": str(args["a"] / args["b"])}]}
+
+
+def _calc() -> dict:
+    return create_sdk_mcp_server("calculator", tools=[add, divide])
+
+
+async def test_an_in_process_tool_is_called_under_its_mcp_name(tmp_path):
+    model = ScriptedModel([[tool_use("mcp__calc__add", {"a": 2, "b": 40})], [text("42")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers={"calc": _calc()},
+                               allowed_tools=["mcp__calc__add"])
+    messages, error = await collect("add", options)
+    assert error is None
+    init = messages[0]
+    assert isinstance(init, SystemMessage) and init.subtype == "init"
+    assert init.data["mcp_servers"] == [{"name": "calc", "status": "connected"}]
+    assert {"mcp__calc__add", "mcp__calc__divide"} <= set(init.data["tools"])
+    (result,) = tool_results(model.requests[1].messages)
+    assert not result.get("is_error") and result_text(result) == "42"
+
+
+async def test_tool_errors_come_back_as_is_error_results(tmp_path):
+    model = ScriptedModel([[tool_use("mcp__calc__divide", {"a": 1, "b": 0})],
+                           [tool_use("mcp__calc__divide", {"a": "one", "b": 2})],
+                           [text("cannot")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers={"calc": _calc()},
+                               allowed_tools=["mcp__calc"])  # the whole server
+    messages, _ = await collect("divide", options)
+    (zero,) = tool_results(model.requests[1].messages)
+    assert zero["is_error"] and "division by zero" in result_text(zero)
+    (bad,) = tool_results(model.requests[2].messages)
+    assert bad["is_error"] and "a" in result_text(bad)
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].subtype == "success"
+
+
+async def test_an_mcp_tool_asks_unless_a_rule_allows_it(tmp_path):
+    asked: list[str] = []
+
+    async def decide(name, tool_input, context):
+        from fuxi_notebook import PermissionResultDeny
+
+        asked.append(name)
+        return PermissionResultDeny(message="not now")
+
+    model = ScriptedModel([[tool_use("mcp__calc__add", {"a": 1, "b": 1})], [text("ok")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers={"calc": _calc()},
+                               can_use_tool=decide)
+    await collect("add", options)
+    assert asked == ["mcp__calc__add"]
+    (result,) = tool_results(model.requests[1].messages)
+    assert result["is_error"] and "not now" in result_text(result)
+
+
+async def test_a_deny_rule_for_the_server_removes_its_tools(tmp_path):
+    model = ScriptedModel([[text("ok")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers={"calc": _calc()},
+                               disallowed_tools=["mcp__calc"])
+    messages, _ = await collect("hi", options)
+    assert not [t for t in messages[0].data["tools"] if t.startswith("mcp__calc")]
+    assert not [t for t in model.requests[0].tools if t["name"].startswith("mcp__")]
+
+
+async def test_read_only_tools_run_together(tmp_path):
+    both_in = asyncio.Event()
+    inside = 0
+
+    async def look(args):
+        nonlocal inside
+        inside += 1
+        if inside == 2:
+            both_in.set()
+        await asyncio.wait_for(both_in.wait(), 10)  # only if the other call runs too
+        return {"content": [{"type": "text", "text": args["what"]}]}
+
+    looker = tool("look", "Look at something", {"what": str},
+                  annotations={"readOnlyHint": True})(look)
+    server = create_sdk_mcp_server("eyes", tools=[looker])
+    model = ScriptedModel([[tool_use("mcp__eyes__look", {"what": "a"}),
+                            tool_use("mcp__eyes__look", {"what": "b"})], [text("seen")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers={"eyes": server},
+                               allowed_tools=["mcp__eyes__look"])
+    await collect("look twice", options)
+    results = tool_results(model.requests[1].messages)
+    assert [result_text(r) for r in results] == ["a", "b"]
+    assert not any(r.get("is_error") for r in results)
+
+
+def _stdio(tmp_path: Path) -> dict:
+    return {"command": sys.executable,
+            "args": [str(SERVER), "--child", str(tmp_path / "child")]}
+
+
+
+
+async def test_a_client_keeps_a_stdio_server_across_queries_and_stops_it(tmp_path):
+    model = ScriptedModel([[tool_use("mcp__demo__add", {"a": 1, "b": 2})], [text("3")],
+                           [tool_use("mcp__demo__echo", {"text": "hi"})], [text("hi")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path,
+                               mcp_servers={"demo": _stdio(tmp_path)},
+                               allowed_tools=["mcp__demo__*"])
+    async with FuxiSDKClient(options) as client:
+        status = await client.get_mcp_status()
+        (demo,) = status["mcpServers"]
+        assert demo["status"] == "connected" and demo["serverInfo"]["name"] == "test-server"
+        child = int((tmp_path / "child").read_text())
+        for prompt in ("add", "echo"):
+            await client.query(prompt)
+            async for message in client.receive_response():
+                last = message
+            assert isinstance(last, ResultMessage) and last.subtype == "success"
+        assert result_text(tool_results(model.requests[1].messages)[0]) == "3"
+        assert result_text(tool_results(model.requests[3].messages)[0]) == "hi"
+        assert alive(child)  # one server for both queries
+    for _ in range(200):  # disconnect killed the server's process group
+        if not alive(child):
+            break
+        await asyncio.sleep(0.05)
+    assert not alive(child)
+
+
+async def test_a_server_that_fails_is_in_the_init_message_and_the_run_goes_on(tmp_path):
+    model = ScriptedModel([[text("fine")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers={
+        "gone": {"command": sys.executable, "args": [str(SERVER), "--exit-now", "no db"]}})
+    messages, error = await collect("hi", options)
+    assert error is None
+    (gone,) = messages[0].data["mcp_servers"]
+    assert gone["name"] == "gone" and gone["status"] == "failed" and "no db" in gone["error"]

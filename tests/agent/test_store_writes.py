@@ -1,0 +1,204 @@
+"""How runs reach the session store: `session_store_flush` ("batched" at the end of a run,
+"eager" in the background as it goes), `load_timeout_ms` on the reads that open a
+session, and the transcript file hooks are told of."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+
+import pytest
+
+from fuxi_notebook import (
+    AssistantMessage,
+    FuxiAgentOptions,
+    FuxiSDKClient,
+    HookMatcher,
+    ResultMessage,
+    ScriptedModel,
+    SystemMessage,
+    UserMessage,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+from fuxi_notebook.errors import ConfigurationError
+from fuxi_notebook.models.script import text, tool_use
+from fuxi_notebook.sessions.entries import chain
+from fuxi_notebook.sessions.store import (
+    FileSessionStore,
+    InMemorySessionStore,
+    project_key_for_directory,
+)
+
+from .helpers import collect, result_text, tool_results
+
+
+class _WatchedStore(InMemorySessionStore):
+    """Notes each append as it starts; with `gate`, holds each one until it opens."""
+
+    def __init__(self, gate: asyncio.Event | None = None) -> None:
+        super().__init__()
+        self.gate = gate
+        self.started = asyncio.Event()
+        self.committed: list[dict] = []
+
+    async def append(self, key, entries):
+        self.started.set()
+        if self.gate is not None:
+            await self.gate.wait()
+        await super().append(key, entries)
+        if "subpath" not in key:
+            self.committed.extend(entries)
+
+
+def _probe(action) -> dict:
+    """`mcp_servers` with one tool, `mcp__probe__check`, that runs `action()`."""
+    @tool("check", "Look at the store", {})
+    async def check(args):
+        return {"content": [{"type": "text", "text": await action()}]}
+
+    return {"probe": create_sdk_mcp_server("probe", tools=[check])}
+
+
+def _checking_model() -> ScriptedModel:
+    return ScriptedModel([[text("Checking."), tool_use("mcp__probe__check", {})],
+                          [text("Checked.")]])
+
+
+def _options(model, tmp_path, store, action, flush) -> FuxiAgentOptions:
+    return FuxiAgentOptions(model=model, cwd=tmp_path, session_store=store,
+                            session_store_flush=flush, mcp_servers=_probe(action),
+                            allowed_tools=["mcp__probe__check"])
+
+
+async def test_eager_writes_while_the_run_goes_on_batched_at_its_end(tmp_path):
+    said: dict[str, str] = {}
+    for flush in ("batched", "eager"):
+        store = _WatchedStore()
+
+        async def stored(store=store, flush=flush) -> str:
+            if flush == "eager":  # evidence that the writer got the prompt meanwhile
+                await asyncio.wait_for(store.started.wait(), timeout=10)
+            return str(len(store.committed))
+
+        model = _checking_model()
+        messages, error = await collect("look", _options(model, tmp_path, store, stored,
+                                                         flush))
+        assert error is None and messages[-1].result == "Checked."
+        said[flush] = result_text(tool_results(model.requests[1].messages)[0])
+        entries = await store.load({"project_key": project_key_for_directory(tmp_path),
+                                    "session_id": messages[-1].session_id})
+        assert [e["message"]["role"] for e in chain(entries)] == [
+            "user", "assistant", "user", "assistant"]
+        assert len(entries) == 4  # written once each: no duplicates, no branches
+        shown = {m.uuid for m in messages if isinstance(m, AssistantMessage | UserMessage)}
+        assert {u for e in entries for u in e.get("message_uuids", ())} == shown
+    assert said == {"batched": "0", "eager": "1"}  # the prompt, while the tool ran
+
+
+async def test_eager_writing_never_holds_up_the_stream(tmp_path):
+    gate = asyncio.Event()
+    store = _WatchedStore(gate)
+
+    async def started() -> str:
+        await asyncio.wait_for(store.started.wait(), timeout=10)
+        return "the store is busy"
+
+    options = _options(_checking_model(), tmp_path, store, started, "eager")
+    seen = []
+    async with contextlib.aclosing(query(prompt="look", options=options)) as run:
+        async for message in run:
+            seen.append(message)
+            if isinstance(message, UserMessage):  # the tool's result came through ...
+                [result] = message.content
+                assert "the store is busy" in str(result.content) and not result.is_error
+                assert store.committed == [] and not gate.is_set()  # ... the store held
+                gate.set()
+            if isinstance(message, ResultMessage):  # flushed before the result
+                assert [e["message"]["content"][0].get("text") for e in store.committed
+                        ] == ["look", "Checking.", None, "Checked."]
+    assert seen[-1].subtype == "success"
+
+
+class _BrokenStore(InMemorySessionStore):
+    async def append(self, key, entries):
+        raise OSError("disk full")
+
+
+async def test_an_eager_store_that_fails_is_reported_at_the_end(tmp_path, monkeypatch):
+    from fuxi_notebook.agent import transcript_writer
+
+    monkeypatch.setattr(transcript_writer, "RETRY_DELAYS", (0,))
+    model = ScriptedModel([[tool_use("Glob", {"pattern": "*"})], [text("fine")]])
+    messages, error = await collect("go", FuxiAgentOptions(
+        model=model, cwd=tmp_path, session_store=_BrokenStore(), session_store_flush="eager"))
+    problem, result = messages[-2:]
+    assert isinstance(problem, SystemMessage) and problem.subtype == "mirror_error"
+    assert "disk full" in problem.data["error"]
+    assert error is None and result.result == "fine"
+
+
+class _StuckStore(InMemorySessionStore):
+    """A store whose reads never answer."""
+
+    async def load(self, key):
+        await asyncio.Event().wait()
+
+    async def list_sessions(self, project_key):
+        await asyncio.Event().wait()
+
+
+@pytest.mark.parametrize(("session", "read"), [
+    ({"resume": "0c9b8a7d-6e5f-4a3b-9c2d-1e0f9a8b7c6d"}, "load()"),
+    ({"continue_conversation": True}, "list_sessions()"),
+])
+async def test_a_store_read_that_takes_too_long_fails_the_start(tmp_path, session, read):
+    model = ScriptedModel([])
+    with pytest.raises(ConfigurationError, match=re.escape(read) + " took longer than "
+                                                 r"load_timeout_ms \(20 ms\)"):
+        await collect("hi", FuxiAgentOptions(model=model, cwd=tmp_path,
+                                             session_store=_StuckStore(), load_timeout_ms=20,
+                                             **session))
+    assert model.requests == []
+
+
+async def test_hooks_are_told_the_transcript_file(tmp_path, monkeypatch):
+    paths: list[str | None] = []
+
+    async def hook(input_data, tool_use_id, context):
+        paths.append(input_data["transcript_path"])
+        return {}
+
+    def options(**more) -> FuxiAgentOptions:
+        return FuxiAgentOptions(model=ScriptedModel([[text("ok")]]), cwd=tmp_path,
+                                hooks={"UserPromptSubmit": [HookMatcher(None, [hook])]},
+                                **more)
+
+    messages, _ = await collect("hi", options())
+    path = FileSessionStore().path({"project_key": project_key_for_directory(tmp_path),
+                                    "session_id": messages[-1].session_id})
+    assert paths == [str(path)] and path.is_file()
+    await collect("hi", options(session_store=InMemorySessionStore()))  # not a file
+    monkeypatch.setenv("FUXI_SKIP_SESSION_PERSISTENCE", "1")
+    await collect("hi", options())  # not written
+    assert paths == [str(path), None, None]
+
+
+async def test_a_client_writes_eagerly_too(tmp_path):
+    store = _WatchedStore()
+
+    async def stored() -> str:
+        await asyncio.wait_for(store.started.wait(), timeout=10)
+        return str(len(store.committed))
+
+    model = _checking_model()
+    async with FuxiSDKClient(_options(model, tmp_path, store, stored, "eager")) as client:
+        await client.query("look")
+        messages = [m async for m in client.receive_response()]
+        # saved before the result arrived
+        assert [e["message"]["role"] for e in store.committed] == [
+            "user", "assistant", "user", "assistant"]
+    assert messages[-1].result == "Checked."
+    assert result_text(tool_results(model.requests[1].messages)[0]) == "1"

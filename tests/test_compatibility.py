@@ -1,0 +1,179 @@
+"""Code written against the comparable SDK: its warning about an unreachable
+`can_use_tool`, and its extra message types behaving as the messages they extend."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from fuxi_notebook import (
+    FuxiAgentOptions,
+    PermissionResultAllow,
+    ScriptedModel,
+    SystemMessage,
+    switches,
+)
+from fuxi_notebook.agent.session import Session
+from fuxi_notebook.errors import CanUseToolShadowedWarning
+from fuxi_notebook.extra_types import TERMINAL_TASK_STATUSES, TaskNotificationMessage
+
+#: The comparable SDK's public names (its package `__all__`), which code written against
+#: it imports; the README's compatibility table says what each is here.
+COMPARABLE_NAMES = [
+    "query", "__version__", "Transport", "ClaudeSDKClient", "PermissionMode", "EffortLevel",
+    "McpServerConfig", "McpSdkServerConfig", "McpServerStatus", "McpServerStatusConfig",
+    "McpServerConnectionStatus", "McpServerInfo", "McpStatusResponse", "McpToolAnnotations",
+    "McpToolInfo", "UserMessage", "AssistantMessage", "SystemMessage", "SystemInitData",
+    "SystemInitMcpServer", "SystemInitPlugin", "SystemInitPluginError", "FastModeState",
+    "FastModeDisabledReason", "TaskStartedMessage", "TaskProgressMessage",
+    "TaskUpdatedMessage", "TaskNotificationMessage", "TaskNotificationStatus",
+    "TaskUpdatedStatus", "TERMINAL_TASK_STATUSES", "TaskUsage", "ResultMessage", "ModelUsage",
+    "DeferredToolUse", "RateLimitEvent", "RateLimitInfo", "RateLimitStatus", "RateLimitType",
+    "StreamEvent", "ConversationResetMessage", "Message", "MessageOrigin", "MessageOriginKind",
+    "TaskNotificationOriginSubkind", "ClaudeAgentOptions", "TaskBudget", "TextBlock",
+    "ThinkingBlock", "ThinkingConfig", "ThinkingConfigAdaptive", "ThinkingConfigEnabled",
+    "ThinkingConfigDisabled", "ToolUseBlock", "ToolResultBlock", "ServerToolName",
+    "ServerToolUseBlock", "ServerToolResultBlock", "ContentBlock", "ContextUsageCategory",
+    "ContextUsageResponse", "CanUseTool", "CanUseToolShadowedWarning", "ToolPermissionContext",
+    "PermissionResult", "PermissionResultAllow", "PermissionResultDeny", "PermissionUpdate",
+    "HookCallback", "HookContext", "HookInput", "HookEventMessage", "BaseHookInput",
+    "PreToolUseHookInput", "PostToolUseHookInput", "PostToolUseFailureHookInput",
+    "PostToolUseFailureHookSpecificOutput", "UserPromptSubmitHookInput", "StopHookInput",
+    "SubagentStopHookInput", "PreCompactHookInput", "NotificationHookInput",
+    "SubagentStartHookInput", "PermissionRequestHookInput", "NotificationHookSpecificOutput",
+    "SubagentStartHookSpecificOutput", "PermissionRequestHookSpecificOutput",
+    "PreToolUseHookSpecificOutput", "PostToolUseHookSpecificOutput",
+    "UserPromptSubmitHookSpecificOutput", "SessionStartHookSpecificOutput", "HookEffort",
+    "BackgroundTaskSummary", "SessionCronSummary", "UserPromptExpansionHookSpecificOutput",
+    "PostToolBatchHookSpecificOutput", "StopHookSpecificOutput",
+    "SubagentStopHookSpecificOutput", "PermissionDeniedHookSpecificOutput",
+    "PreModelSwitchHookSpecificOutput", "PostModelSwitchHookSpecificOutput",
+    "ElicitationHookSpecificOutput", "ElicitationResultHookSpecificOutput",
+    "CwdChangedHookSpecificOutput", "FileChangedHookSpecificOutput",
+    "WorktreeCreateHookSpecificOutput", "MessageDisplayHookSpecificOutput", "HookJSONOutput",
+    "HookMatcher", "AgentDefinition", "SettingSource", "SdkPluginConfig", "list_sessions",
+    "get_session_info", "get_session_messages", "list_subagents", "get_subagent_messages",
+    "SDKSessionInfo", "SessionMessage", "SessionKey", "SessionStore", "SessionStoreEntry",
+    "SessionStoreFlushMode", "SessionStoreListEntry", "SessionSummaryEntry",
+    "SessionListSubkeysKey", "InMemorySessionStore", "fold_session_summary",
+    "MirrorErrorMessage", "project_key_for_directory", "import_session_to_store",
+    "list_sessions_from_store", "get_session_info_from_store",
+    "get_session_messages_from_store", "list_subagents_from_store",
+    "get_subagent_messages_from_store", "rename_session", "tag_session", "delete_session",
+    "fork_session", "ForkSessionResult", "rename_session_via_store", "tag_session_via_store",
+    "delete_session_via_store", "fork_session_via_store", "SdkBeta", "SandboxSettings",
+    "SandboxNetworkConfig", "SandboxIgnoreViolations", "create_sdk_mcp_server", "tool",
+    "SdkMcpTool", "ToolAnnotations", "ClaudeSDKError", "CLIConnectionError",
+    "CLINotFoundError", "ProcessError", "ResultError", "CLIJSONDecodeError",
+]
+#: Its names that carry the product's name, and ours for them.
+RENAMED = {"ClaudeSDKClient": "FuxiSDKClient", "ClaudeAgentOptions": "FuxiAgentOptions",
+           "ClaudeSDKError": "FuxiSDKError"}
+#: What cannot mean anything here (listed in the README): a transport to the CLI process.
+LEFT_OUT = {"Transport"}
+
+
+async def _allow(name, tool_input, context):
+    return PermissionResultAllow()
+
+
+def _session(tmp_path, **kwargs) -> Session:
+    return Session(FuxiAgentOptions(model=ScriptedModel([]), cwd=tmp_path, **kwargs))
+
+
+def test_a_bare_allow_rule_shadows_can_use_tool_for_that_tool(tmp_path):
+    with pytest.warns(CanUseToolShadowedWarning, match="never asked about Bash"):
+        _session(tmp_path, can_use_tool=_allow, allowed_tools=["Bash", "Read(./src/**)"])
+
+
+def test_bypass_permissions_shadows_can_use_tool(tmp_path, monkeypatch):
+    monkeypatch.setitem(switches.VALUES, "IS_SANDBOX", "1")  # root needs a declared sandbox
+    with pytest.warns(CanUseToolShadowedWarning, match="bypassPermissions"):
+        _session(tmp_path, can_use_tool=_allow, permission_mode="bypassPermissions")
+
+
+def test_no_warning_when_the_callback_is_reachable(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CanUseToolShadowedWarning)
+        _session(tmp_path, can_use_tool=_allow, allowed_tools=["Bash(git status)"])
+        _session(tmp_path, allowed_tools=["Bash"])  # no callback: nothing to shadow
+        # a question for the user is asked whatever the rules say
+        _session(tmp_path, can_use_tool=_allow, allowed_tools=["AskUserQuestion"])
+
+
+def test_task_messages_are_system_messages():
+    message = TaskNotificationMessage(subtype="task_notification", task_id="t1",
+                                      status="stopped")
+    assert isinstance(message, SystemMessage)
+    assert message.status in TERMINAL_TASK_STATUSES
+
+
+@pytest.mark.parametrize("field, value", [("sandbox", {"enabled": True}),
+                                          ("cli_path", "/usr/bin/claude"),
+                                          ("fallback_model", "claude-haiku-5-5")])
+def test_an_option_that_does_nothing_here_warns_and_says_why(tmp_path, field, value):
+    from fuxi_notebook.options import NO_EFFECT
+
+    with pytest.warns(UserWarning, match=f"{field} has no effect") as caught:
+        _session(tmp_path, **{field: value})
+    assert NO_EFFECT[field] in str(caught[0].message)
+
+
+def test_defaults_warn_about_nothing(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _session(tmp_path)
+
+
+def test_every_public_name_of_the_comparable_sdk_imports_from_the_package():
+    import fuxi_notebook
+
+    missing = [name for name in COMPARABLE_NAMES if name not in LEFT_OUT
+               and not hasattr(fuxi_notebook, RENAMED.get(name, name))]
+    assert missing == []
+    exported = set(fuxi_notebook.__all__)
+    assert {RENAMED.get(n, n) for n in COMPARABLE_NAMES} - LEFT_OUT <= exported
+
+
+def test_the_types_module_holds_the_types_too():
+    import fuxi_notebook.types as types
+
+    for name in ("HookContext", "HookInput", "HookJSONOutput", "PreToolUseHookInput",
+                 "PermissionRequestHookSpecificOutput", "McpServerStatus", "McpStatusResponse",
+                 "SessionStore", "AgentDefinition", "TaskStartedMessage", "ThinkingConfig",
+                 "SandboxSettings", "SdkPluginConfig", "SystemInitData"):
+        assert getattr(types, name) is getattr(__import__("fuxi_notebook"), name), name
+
+
+def test_the_readme_table_says_what_each_name_is_here():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme.split("## Compatibility with the comparable SDK", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    listed = [name for row in rows for name in row.split(" | ")[0].strip("| ").split(", ")]
+    assert sorted(name.strip("`") for name in listed) == sorted(COMPARABLE_NAMES)
+
+
+def test_model_aliases_name_current_models(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0001")
+    session = Session(FuxiAgentOptions(model="haiku", cwd=tmp_path))
+    assert session.model_name == "claude-haiku-5-5"
+
+
+async def test_the_endpoint_and_key_in_env_are_used_as_the_comparable_sdk_passes_them(
+        tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    from fuxi_notebook import query
+    from fuxi_notebook.testing import FakeMessagesServer, Turn, text
+
+    with FakeMessagesServer() as server:
+        server.add(Turn([text("from env")]))
+        options = FuxiAgentOptions(cwd=tmp_path, model="sonnet", env={
+            "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-from-env-0001"})
+        results = [m async for m in query(prompt="hi", options=options)]
+    assert results[-1].result == "from env"
+    assert server.requests[0]["model"] == "claude-sonnet-5-5"
+    assert server.request_headers[0]["authorization"] == "Bearer sk-ant-from-env-0001"
