@@ -209,6 +209,12 @@ class FuxiAgentOptions:
         session_store_flush: "batched" (each run is written when it ends) or "eager"; runs
             are written when they end either way.
         load_timeout_ms: how long loading a session from `session_store` may take.
+        persist_session: False = this session is not saved anywhere (nothing to resume).
+        permission_prompts: "host" = calls no rule decides go to `can_use_tool`; "none" =
+            they are denied at once, and `can_use_tool` is never called.
+        skills: which skills the Skill tool offers: None = those the setting sources
+            find, "all", a list of names, or [] = none (see agent/skill_files.py).
+        verbatim_prompts: send a prompt as written (no `/command` expansion).
 
     The comparable SDK's options for its CLI and its platform (`cli_path`,
     `max_buffer_size`, `debug_stderr`, `fallback_model`, `betas`, `sandbox`, ...) are
@@ -253,6 +259,10 @@ class FuxiAgentOptions:
     plugins: list[dict[str, Any]] = field(default_factory=list)
     session_store_flush: Literal["batched", "eager"] = "batched"
     load_timeout_ms: int = 60_000
+    persist_session: bool = True
+    permission_prompts: Literal["host", "none"] = "host"
+    skills: list[str] | str | None = None
+    verbatim_prompts: bool = False
     # accepted for compatibility; see NO_EFFECT
     fallback_model: str | None = None
     betas: list[str] = field(default_factory=list)
@@ -261,9 +271,7 @@ class FuxiAgentOptions:
     max_buffer_size: int | None = None
     debug_stderr: Any = None
     include_hook_events: bool = False
-    verbatim_prompts: bool = False
     resume_drops_turn: str | None = None
-    skills: list[str] | str | None = None
     sandbox: dict[str, Any] | None = None
     enable_file_checkpointing: bool = False
     task_budget: dict[str, Any] | None = None
@@ -282,10 +290,7 @@ NO_EFFECT: dict[str, str] = {
     "permission_prompt_tool_name": "approvals go through can_use_tool (or the notebook's "
                                    "card), not an MCP tool",
     "include_hook_events": "hook events are not yielded as messages",
-    "verbatim_prompts": "prompts are always sent as written (no @path or slash-command "
-                        "expansion happens here yet)",
     "resume_drops_turn": "resume_session_at branches a session without this check",
-    "skills": "skills are not loaded yet",
     "sandbox": "there is no OS sandbox: every command is judged by the permission "
                "engine's analysis instead",
     "enable_file_checkpointing": "files are not checkpointed (there is no rewind_files)",

@@ -177,3 +177,38 @@ async def test_the_endpoint_and_key_in_env_are_used_as_the_comparable_sdk_passes
     assert results[-1].result == "from env"
     assert server.requests[0]["model"] == "claude-sonnet-5-5"
     assert server.request_headers[0]["authorization"] == "Bearer sk-ant-from-env-0001"
+
+
+async def test_permission_prompts_none_denies_what_would_ask_without_asking(tmp_path):
+    from fuxi_notebook.models.script import text, tool_use
+
+    asked: list[str] = []
+
+    async def approve(name, tool_input, context):
+        asked.append(name)
+        return PermissionResultAllow()
+
+    model = ScriptedModel([[tool_use("Write", {"file_path": "out.txt", "content": "hi"})],
+                           [text("DENIED")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, can_use_tool=approve,
+                               permission_prompts="none")
+    from fuxi_notebook import query
+
+    messages = [m async for m in query(prompt="write it", options=options)]
+    assert asked == [] and not (tmp_path / "out.txt").exists()
+    assert messages[-1].subtype == "success"  # the session carried on
+    denied = model.requests[1].messages[-1]["content"][0]
+    assert denied["is_error"]
+
+
+async def test_persist_session_false_saves_nothing(tmp_path):
+    from fuxi_notebook import InMemorySessionStore, list_sessions_from_store, query
+    from fuxi_notebook.models.script import text
+
+    store = InMemorySessionStore()
+    for persist in (False, True):
+        options = FuxiAgentOptions(model=ScriptedModel([[text("OK")]]), cwd=tmp_path,
+                                   session_store=store, persist_session=persist)
+        [m async for m in query(prompt="hi", options=options)]
+        listed = await list_sessions_from_store(store, directory=str(tmp_path))
+        assert len(listed) == (1 if persist else 0)

@@ -100,3 +100,33 @@ def test_mcp_tools_example(fake_api, tmp_path):
         "result: 2 + 40 = 42."]
     calc, echo = (fake_api.requests[i]["messages"][-1]["content"][0] for i in (1, 2))
     assert calc["content"] == "42" and echo["content"] == "42"
+
+
+def test_plugins_example(fake_api, tmp_path):
+    fake_api.add(Turn([text("Hello, World! Lovely to meet you.")]))
+    out = _run("plugins.py", fake_api, tmp_path)
+    assert out.splitlines() == [
+        "plugin: greetings 0.1.0", "slash commands: /greetings:greet",
+        "agents: general-purpose, poet", "result: Hello, World! Lovely to meet you."]
+    request = fake_api.requests[0]
+    assert request["messages"][0]["content"][0]["text"] == (
+        "Greet World warmly, in one short sentence.")  # the command, not "/greet World"
+    assert "Agent" in [t["name"] for t in request["tools"]]  # the plugin's agent
+
+
+def test_skills_example(fake_api, tmp_path):
+    fake_api.add(
+        Turn([tool_use("Skill", {"skill": "csv-summary"})]),
+        Turn([tool_use("Read", {"file_path": "sales.csv"})]),
+        Turn([text("sales.csv has 2 rows (region, total); North is largest at 94000.")]))
+    out = _run("skills.py", fake_api, tmp_path)
+    assert out.splitlines() == [
+        "skills: csv-summary", "[Skill] {'skill': 'csv-summary'}",
+        "[Read] {'file_path': 'sales.csv'}",
+        "result: sales.csv has 2 rows (region, total); North is largest at 94000."]
+    first = fake_api.requests[0]
+    skill_tool = next(t for t in first["tools"] if t["name"] == "Skill")
+    assert "- csv-summary: Summarise a CSV file." in skill_tool["description"]
+    assert "largest value" not in str(first)  # the instructions wait until used
+    loaded = fake_api.requests[1]["messages"][-1]["content"][0]
+    assert not loaded.get("is_error") and "largest value" in str(loaded["content"])

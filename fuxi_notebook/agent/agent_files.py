@@ -12,12 +12,11 @@ A file is front matter between `---` lines, then the prompt::
     ---
     You are a careful code reviewer. ...
 
-The front matter is the simple YAML such files use (`key: value`, a list as `a, b`,
-`[a, b]` or `- a` lines, `|` / `>` blocks, quotes, `#` comments), parsed here so that no
-YAML library is needed. A file that cannot be read is skipped with a warning, never a
-crash. Project and user files load only when `setting_sources` names them (as FUXI.md
-does); plugins load because they were passed. Later sources override earlier ones by
-name: plugins, then user, then project (and `options.agents` overrides them all).
+The front matter is the simple YAML such files use, read by front_matter.py. A file that
+cannot be read is skipped with a warning, never a crash. Project and user files load only
+when `setting_sources` names them (as FUXI.md does); plugins load because they were
+passed (see plugins.py). Later sources override earlier ones by name: plugins, then
+user, then project (and `options.agents` overrides them all).
 
 A file lives in a folder anyone with the repository can write, so it may not widen the
 policy: a `permissionMode` that approves more than the parent's (`acceptEdits`, `auto`,
@@ -34,10 +33,11 @@ from typing import Any
 from ..errors import ConfigurationError
 from ..options import EFFORT_LEVELS, PERMISSION_MODES, AgentDefinition, FuxiAgentOptions
 from ..permissions.rules import parse_rules
+from .front_matter import FrontMatterError, split_front_matter, split_list
+from .plugins import load_plugins
 
 __all__ = ["AgentFileError", "load_file_agents", "parse_agent_file"]
 
-_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 _LISTS = frozenset({"tools", "disallowedTools", "skills", "mcpServers"})
 _WIDENING_MODES = frozenset({"acceptEdits", "auto", "bypassPermissions"})
@@ -52,68 +52,16 @@ class AgentFileError(ValueError):
     """Why an agent file was skipped."""
 
 
-def _unquote(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        return text[1:-1]
-    if " #" in text:  # a trailing comment
-        text = text.split(" #", 1)[0].rstrip()
-    return text
-
-
-def _split_list(text: str) -> list[str]:
-    text = text.strip()
-    if text.startswith("[") and text.endswith("]"):
-        text = text[1:-1]
-    return [_unquote(part) for part in text.split(",") if _unquote(part)]
-
-
-def _front_matter(lines: list[str]) -> dict[str, Any]:
-    """`key: value` pairs, with lists and block scalars (see the module docstring)."""
-    data: dict[str, Any] = {}
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        index += 1
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        match = _KEY.match(line)
-        if match is None or line[0].isspace():
-            raise AgentFileError(f"front matter line {line.strip()!r} is not 'key: value'")
-        key, raw = match[1], match[2].strip()
-        block: list[str] = []
-        while index < len(lines) and (not lines[index].strip() or lines[index][0].isspace()):
-            block.append(lines[index])
-            index += 1
-        data[key] = _value(key, raw, block)
-    return data
-
-
-def _value(key: str, raw: str, block: list[str]) -> Any:
-    items = [line.strip() for line in block if line.strip()]
-    if raw in ("|", ">", "|-", ">-") or (not raw and items and not items[0].startswith("- ")):
-        joiner = "\n" if raw.startswith("|") else " "
-        return joiner.join(items)
-    if not raw and items:
-        if not all(item.startswith("- ") for item in items):
-            raise AgentFileError(f"{key}: a list must be '- item' lines")
-        return [_unquote(item[2:]) for item in items]
-    if items:
-        raise AgentFileError(f"{key}: unexpected indented lines after a value")
-    return _unquote(raw)
-
-
 def parse_agent_file(text: str, *, default_name: str) -> tuple[str, AgentDefinition]:
     """The name and definition in an agent file's text; AgentFileError if malformed."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        raise AgentFileError("it does not start with '---' front matter")
     try:
-        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
-    except StopIteration:
-        raise AgentFileError("its front matter has no closing '---'") from None
-    data = {_FIELDS.get(key, key): value for key, value in _front_matter(lines[1:end]).items()}
-    prompt = "\n".join(lines[end + 1:]).strip()
+        pairs, body = split_front_matter(text)
+    except FrontMatterError as error:
+        raise AgentFileError(str(error)) from None
+    if pairs is None:
+        raise AgentFileError("it does not start with '---' front matter")
+    data = {_FIELDS.get(key, key): value for key, value in pairs.items()}
+    prompt = body.strip()
     name = str(data.pop("name", "") or default_name)
     if not NAME.match(name):
         raise AgentFileError(f"name {name!r} is not a valid agent name")
@@ -131,7 +79,7 @@ def _fields(data: dict[str, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for key in _LISTS & set(data):
         value = data[key]
-        fields[key] = value if isinstance(value, list) else _split_list(value)
+        fields[key] = value if isinstance(value, list) else split_list(value)
     if data.get("model"):
         fields["model"] = str(data["model"])
     if "maxTurns" in data:
@@ -160,12 +108,8 @@ def _fields(data: dict[str, Any]) -> dict[str, Any]:
 
 def _folders(options: FuxiAgentOptions, cwd: Path) -> list[tuple[str, Path]]:
     """(source, folder) in the order they load (later ones override earlier ones)."""
-    folders = []
-    for plugin in options.plugins or []:
-        path = plugin.get("path") if isinstance(plugin, dict) else None
-        if isinstance(plugin, dict) and plugin.get("type") == "local" and path:
-            root = Path(path).expanduser()
-            folders.append(("plugin", (root if root.is_absolute() else cwd / root) / "agents"))
+    folders = [("plugin", plugin.root / "agents")
+               for plugin in load_plugins(options, cwd).found]
     sources = options.setting_sources or []
     if "user" in sources:
         folders.append(("user", Path.home() / ".fuxi" / "agents"))

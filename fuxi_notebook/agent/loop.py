@@ -7,6 +7,7 @@ prints and never imports IPython: it yields messages. Each step is a small funct
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,8 +23,10 @@ from ..types import (
     block_from_wire,
     new_uuid,
 )
+from .commands import Expansion, expand_prompt
 from .repair import REPAIR_STEPS, repair_added_content
 from .run import Run
+from .run_model import model_for_run, running_on
 from .session import reminder
 from .structured import STRUCTURED_TOOL, accepted_answer, as_json, reminder_text
 from .tool_calls import (
@@ -37,9 +40,28 @@ __all__ = ["run_prompt"]
 
 
 async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIterator[Message]:
-    """Run the loop for one prompt, yielding every message up to its ResultMessage."""
+    """Run the loop for one prompt, yielding every message up to its ResultMessage.
+
+    A `/command` prompt is expanded first (commands.py; not with `verbatim_prompts`):
+    hooks, the model and the record see the command's text, and its `model` serves this
+    run only (run_model.py)."""
     session = run.session
     yield session.init_message()
+    # verbatim_prompts: the prompt is sent as written, a leading /name included
+    expansion = (Expansion(content) if session.options.verbatim_prompts
+                 else expand_prompt(content, session.commands))
+    model, notes = model_for_run(session, expansion.command and expansion.command.model)
+    for note in [*expansion.notes, *notes]:
+        yield informational(note)
+    with running_on(session, model):
+        async with contextlib.aclosing(_run_loop(run, expansion.content)) as messages:
+            async for message in messages:
+                yield message
+
+
+async def _run_loop(run: Run, content: str | list[dict[str, Any]]) -> AsyncIterator[Message]:
+    """The prompt joins the conversation; model and tools take turns until a result."""
+    session = run.session
     blocked = await _submit_prompt(run, content)
     for banner in blocked.banners:
         yield informational(banner)

@@ -60,7 +60,7 @@ async def open_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | No
     conversation, written = await _conversation(options, reader, project, cwd)
     session = Session(options, extra_tools=extra_tools, conversation=conversation, mcp=mcp)
     skipped = os.environ.get(SKIP_ENV, "").strip().lower() in ("1", "true", "yes")
-    if options.session_store is None and skipped:
+    if not options.persist_session or (options.session_store is None and skipped):
         return session, None
     key: SessionKey = {"project_key": project, "session_id": session.id}
     transcript = Transcript(store, key, str(session.cwd), written, _git_branch(cwd),

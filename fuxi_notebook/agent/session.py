@@ -106,15 +106,18 @@ class Session:
         self.mcp = mcp
         if mcp is not None:
             extra_tools = [*(extra_tools or []), *mcp.tools()]
+        from .skills import grant_skills, skill_tools  # the Skill tool, when skills exist
         from .subagents import subagent_tools  # the Agent tool, when agents are defined
 
-        candidates = _candidate_tools(options, [*(extra_tools or []), *subagent_tools(self)])
+        extra_tools = [*(extra_tools or []), *subagent_tools(self)]
+        candidates = _candidate_tools(options, [*extra_tools, *skill_tools(self, extra_tools)])
         #: the final answer's schema and the tool that submits it (None: free text)
         self.structured = _structured_tool(options)
         if self.structured is not None:  # offered whatever `options.tools` narrows
             candidates.append(self.structured)
         self.permissions = PermissionEngine(options, cwd=self.cwd, hooks=self.hooks,
                                             classifier=self._classify, tools=candidates)
+        grant_skills(self.permissions, candidates)  # the user's own skills need no approval
         _warn_shadowed(options, {t.name: kind_of(t) for t in candidates})
         self.permissions.apply(self.conversation.permission_updates, remember=False)
         self.permissions.on_update = self.conversation.permission_updates.append
@@ -134,6 +137,13 @@ class Session:
                                     shell_cwd=self.conversation.shell_cwd)
         self.system = system_blocks(options, self.cwd)
         self.tool_definitions = self.registry.definitions()
+        from .commands import load_commands
+        from .plugins import load_plugins
+
+        self.plugins = load_plugins(options, self.cwd)
+        #: the `/commands` a user's prompt may start with (a subagent's prompt is the model's)
+        self.commands = {} if getattr(self, "subagent_depth", 0) else load_commands(
+            options, self.cwd, self.plugins)
 
     def continued(self, options: FuxiAgentOptions, *,
                   extra_tools: list[Any] | None = None) -> Session:
@@ -187,6 +197,7 @@ class Session:
 
     def init_message(self) -> SystemMessage:
         """The `init` system message that starts every run."""
+        from .skills import skill_names
         from .subagents import agent_names
 
         return SystemMessage(subtype="init", data={
@@ -200,6 +211,10 @@ class Session:
             "cwd": str(self.cwd),
             "mcp_servers": self.mcp_servers(),
             "agents": agent_names(self.registry),
+            "slash_commands": sorted(self.commands),
+            "plugins": [plugin.listed() for plugin in self.plugins.found],
+            "plugin_errors": list(self.plugins.errors),
+            "skills": skill_names(self.registry),
             "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",
         })
 
@@ -389,6 +404,9 @@ def _validate(options: FuxiAgentOptions) -> None:
                       "of the comparable SDK's CLI, and fuxi_notebook runs no CLI",
                       stacklevel=3)
     _warn_no_effect(options)
+    if options.permission_prompts not in ("host", "none"):
+        raise ConfigurationError("permission_prompts must be 'host' or 'none', not "
+                                 f"{options.permission_prompts!r}")
     if options.thinking is not None and not isinstance(options.thinking, dict):
         raise ConfigurationError("thinking must be a dict such as {'type': 'adaptive'}")
     if options.thinking and options.thinking.get("type") == "enabled":

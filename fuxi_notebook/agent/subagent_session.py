@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import platform
 import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
 
 from ..models import model_name
-from ..models.base import Model, ModelRequest, ModelStreamItem
+from ..models.base import Model
 from ..options import (
     AgentDefinition,
     FuxiAgentOptions,
@@ -39,6 +39,7 @@ from ..options import (
     ToolPermissionContext,
 )
 from ..tools.builtin import builtin_tools
+from .run_model import RenamedModel
 from .session import Conversation, Session
 from .structured import STRUCTURED_TOOL
 from .subagents import AGENT_ALIASES, AGENT_TOOL, max_depth
@@ -81,26 +82,11 @@ class SubagentSession(Session):
         return self.parent.user_requests()
 
 
-class _NamedModel:
-    """The parent's model transport, asked for another model id."""
-
-    def __init__(self, inner: Model, name: str) -> None:
-        self._inner = inner
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamItem]:
-        return self._inner.stream(request)
-
-
 def _model(parent: Session, choice: str | None) -> Model:
     if not choice or choice == "inherit":
         return parent.model
     name = model_name(choice)
-    return parent.model if name == parent.model.name else _NamedModel(parent.model, name)
+    return parent.model if name == parent.model.name else RenamedModel(parent.model, name)
 
 
 def _listed(name: str, entries: list[str]) -> bool:

@@ -105,7 +105,9 @@ class PermissionEngine:
                                      ("deny", options.disallowed_tools), ("ask", []))
         }
         self.book = RuleBook(self.rules, self.roots)
-        self.can_use_tool = options.can_use_tool
+        # permission_prompts="none": what would be asked is denied, nobody is asked
+        self.can_use_tool = (None if options.permission_prompts == "none"
+                             else options.can_use_tool)
         self.hooks = hooks or HookRunner(None)
         self.classifier = classifier
         self.on_update: Callable[[PermissionUpdate], None] | None = None

@@ -6,7 +6,8 @@ inside the working directories). The engine combines it with the mode and callba
 
 What a call is comes from its tool's declaration (`tools/base.py`): its kind and what it
 touches. No tool name is special here except in the rule language itself (`Bash(...)`
-command rules, `Read(...)`/`Edit(...)` path rules, `WebFetch(domain:...)`).
+command rules, `Read(...)`/`Edit(...)` path rules, `WebFetch(domain:...)`, and
+`Skill(name)`, which matches the name a call gives and is judged before the rest).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..tools.base import Declaration, ToolKind, reach_of
 from .bash import judge_bash
 from .facts import CallFacts, call_facts
 from .paths import PathFacts, inside_any, protected_reason, resolve_path
-from .rules import Rule
+from .rules import NAMED_RULES, Rule
 from .shell import SimpleCommand
 
 __all__ = ["Judgement", "RuleBook"]
@@ -95,15 +96,29 @@ class RuleBook:
         return next((r for r in self.rules[behavior]
                      if r.specifier is None and r.domain is None and r.names(tool)), None)
 
+    def named(self, behavior: str, tool: str, tool_input: dict[str, Any]) -> Rule | None:
+        """The first `behavior` rule naming what this call is about (`Skill(name)`)."""
+        value = tool_input.get(NAMED_RULES.get(tool, ""))
+        if not isinstance(value, str):
+            return None
+        return next((r for r in self.rules[behavior] if r.named is not None
+                     and r.names(tool) and r.named.fullmatch(value)), None)
+
     def judge(self, tool: str, declared: Declaration | None, tool_input: dict[str, Any], *,
               cwd: Path, base: Path, refuse: Any) -> Judgement:
         """Judge one call of a tool declared as `declared` (None = unknown: an `execute`
         tool that touches nothing known); `base` is where relative shell paths resolve."""
+        denied = self.named("deny", tool, tool_input)
+        if denied is not None:
+            return Judgement(deny=f"{tool} is denied by the rule {denied.text!r}")
         judged = self._judge(tool, declared, tool_input, cwd=cwd, base=base, refuse=refuse)
         settled = judged.deny is not None or judged.hard_ask is not None
-        asked = None if settled else self.bare("ask", tool)
+        asked = None if settled else (self.named("ask", tool, tool_input)
+                                      or self.bare("ask", tool))
         if asked is not None:  # a bare ask rule (`Write`, `mcp__server`) asks for every call
             judged.hard_ask = f"the rule {asked.text!r} asks for confirmation"
+        if judged.deny is None and self.named("allow", tool, tool_input) is not None:
+            judged.allowed = True  # the rule names this very thing, wherever it lives
         return judged
 
     def _judge(self, tool: str, declared: Declaration | None, tool_input: dict[str, Any], *,

@@ -13,6 +13,8 @@ Specifier kinds:
 - `mcp__server` / `mcp__server__*` (every tool of a server), `mcp__server__tool`; deny
   and ask rules may use tool-name globs (`mcp__*`, `*`), allow rules only after a
   literal `mcp__<server>__`.
+- `Skill(name)`: the thing a call names (for Skill, the input's `skill`), `*` matching
+  anything (`Skill(myplugin:*)`); `Skill(name *)` (with any arguments) = `Skill(name)`.
 An invalid rule raises `ConfigurationError` with the reason; nothing is silently ignored.
 """
 
@@ -27,12 +29,15 @@ from ..errors import ConfigurationError
 from ..options import PermissionRuleValue
 from .paths import CASE_INSENSITIVE
 
-__all__ = ["PATH_RULES", "Behavior", "PathPattern", "Rule", "parse_rule", "parse_rules"]
+__all__ = ["NAMED_RULES", "PATH_RULES", "Behavior", "PathPattern", "Rule", "parse_rule",
+           "parse_rules"]
 
 Behavior = Literal["allow", "deny", "ask"]
 #: The rule language's path rules (not a classification of tools: a `Read(...)` rule covers
 #: every read any tool declares, an `Edit(...)` rule every write; see judge.py).
 PATH_RULES = frozenset({"Read", "Edit", "Write", "Glob", "Grep"})
+#: Rules whose specifier names what a call is about: tool -> the input field it matches.
+NAMED_RULES: dict[str, str] = {"Skill": "skill"}
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_\-*]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 _MCP = re.compile(r"^mcp__(?P<server>[A-Za-z0-9_\-]+?)(?:__(?P<tool>[A-Za-z0-9_\-*]+))?$")
 _PARAM_RULE = re.compile(r"^(command|timeout|description|run_in_background|file_path|url):")
@@ -71,6 +76,7 @@ class Rule:
     bash: re.Pattern[str] | None = None
     path: PathPattern | None = None
     domain: re.Pattern[str] | None = None
+    named: re.Pattern[str] | None = None
 
     def __str__(self) -> str:
         return self.text
@@ -93,6 +99,13 @@ def _bash_pattern(spec: str) -> re.Pattern[str]:
     core = spec[:-2] if optional_tail else spec
     regex = ".*".join(re.escape(part) for part in core.split("*"))
     return re.compile(regex + (r"(?: .*)?" if optional_tail else ""), re.DOTALL)
+
+
+def _named_pattern(spec: str) -> re.Pattern[str]:
+    """`Skill(name)`: a name glob; arguments are not part of the match."""
+    if spec.endswith(" *"):
+        spec = spec[:-2].rstrip()
+    return re.compile(".*".join(re.escape(part) for part in spec.split("*")), re.DOTALL)
 
 
 def _domain_pattern(text: str, spec: str) -> re.Pattern[str] | None:
@@ -183,9 +196,12 @@ def _with_specifier(rule: Rule, spec: str, cwd: Path, root: Path) -> Rule:
     if tool == "WebFetch":
         domain = _domain_pattern(text, spec)
         return replace(rule, domain=domain, specifier=None if domain is None else spec)
+    if tool in NAMED_RULES:
+        return replace(rule, named=_named_pattern(spec))
     raise ConfigurationError(
         f"permission rule {text!r}: {tool} does not take a specifier; use the bare name "
-        f"{tool!r} (specifiers work for Bash, {', '.join(sorted(PATH_RULES))} and WebFetch)")
+        f"{tool!r} (specifiers work for Bash, {', '.join(sorted(PATH_RULES))}, WebFetch "
+        f"and {', '.join(sorted(NAMED_RULES))})")
 
 
 def parse_rules(values: list[str] | None, behavior: Behavior, *, cwd: Path,
