@@ -13,7 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 from types import TracebackType
 from typing import Any
 
-from ..errors import ClientNotConnectedError
+from ..errors import ClientNotConnectedError, ConfigurationError
 from ..options import FuxiAgentOptions, PermissionMode, PermissionUpdate
 from ..types import Message, ResultMessage
 from .loop import run_prompt
@@ -150,6 +150,37 @@ class FuxiSDKClient:
         server info, error and tools."""
         self._require_connected()
         return {"mcpServers": list(self._mcp.status()) if self._mcp is not None else []}
+
+    async def reconnect_mcp_server(self, server_name: str) -> None:
+        """Restart one MCP server (e.g. after it failed or died); the conversation goes on."""
+        await self._servers(server_name).reconnect(server_name)
+
+    async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
+        """Switch one MCP server off (stopped; its tools answer that it is disabled) or on."""
+        await self._servers(server_name).set_enabled(server_name, enabled)
+
+    def _servers(self, server_name: str) -> Any:
+        self._require_connected()
+        if self._mcp is None:
+            raise ConfigurationError(f"there is no MCP server {server_name!r}: the client "
+                                     "has no mcp_servers")
+        return self._mcp
+
+    async def stop_task(self, task_id: str) -> None:
+        """The comparable SDK stops a background task here. Subagents and commands run in
+        the foreground of their call here (`interrupt()` stops them), so there is never a
+        task to stop: this raises ConfigurationError naming the id."""
+        self._require_connected()
+        raise ConfigurationError(f"there is no background task {task_id!r}: subagents and "
+                                 "commands run in the foreground here; interrupt() stops them")
+
+    async def rewind_files(self, user_message_id: str) -> None:
+        """The comparable SDK restores files checkpointed before a message. Files are not
+        checkpointed here (`enable_file_checkpointing` has no effect), so this raises
+        ConfigurationError, as the comparable SDK does without checkpointing."""
+        self._require_connected()
+        raise ConfigurationError("file checkpointing is not available here, so files cannot "
+                                 f"be rewound to message {user_message_id!r}")
 
     async def disconnect(self) -> None:
         """Stop everything; pending prompts are dropped, receivers end, and the MCP

@@ -56,6 +56,7 @@ class McpServers:
         self.start_timeout = start_timeout
         self._connections = {name: Connection(name, config, cwd, log)
                              for name, config in checked.items()}
+        self._disabled: set[str] = set()  # switched off by `set_enabled(name, False)`
 
     def __contains__(self, server: object) -> bool:
         return server in self._connections
@@ -88,17 +89,50 @@ class McpServers:
 
     def status(self) -> list[McpServerStatus]:
         """Each server as the comparable SDK's `McpServerStatus`."""
-        return [_status(c) for c in self._connections.values()]
+        return [{"name": name, "status": "disabled"} if name in self._disabled
+                else _status(c) for name, c in self._connections.items()]
 
     async def call(self, server: str, tool: str, args: dict[str, Any]) -> ToolOutput:
         """Call `tool` (its name on the server); failures are `is_error` outputs."""
         connection = self._connections.get(server)
         if connection is None:
             return ToolOutput(f"There is no MCP server {server!r}.", is_error=True)
+        if server in self._disabled:
+            return ToolOutput(f"MCP server {server!r} is disabled.", is_error=True)
         outcome = await connection.call(tool, args, tool_timeout())
         if isinstance(outcome, CallFailure):
             return ToolOutput(outcome.message, is_error=True)
         return to_output(outcome)
+
+    async def reconnect(self, server: str) -> None:
+        """Stop `server` and start it again from its config (a failed or disabled server
+        gets another try). Its tools keep the names the session offers; a tool the
+        restarted server no longer has fails as unknown."""
+        old = self._connection(server)
+        await old.close()
+        fresh = Connection(server, old.config, self.cwd, old.log)
+        self._connections[server] = fresh
+        self._disabled.discard(server)
+        await fresh.start(self.start_timeout)
+
+    async def set_enabled(self, server: str, enabled: bool) -> None:
+        """Switch `server` off (stopped; its calls fail with "disabled") or on again."""
+        connection = self._connection(server)
+        if enabled:
+            if server in self._disabled or connection.status != "connected":
+                await self.reconnect(server)
+            return
+        self._disabled.add(server)
+        await connection.close()
+
+    def _connection(self, server: str) -> Connection:
+        found = self._connections.get(server)
+        if found is None:
+            from ..errors import ConfigurationError
+
+            raise ConfigurationError(f"there is no MCP server {server!r}; the servers are "
+                                     f"{', '.join(sorted(self._connections)) or 'none'}")
+        return found
 
     async def close(self) -> None:
         """Stop every server (idempotent); each stdio server's process group is gone."""

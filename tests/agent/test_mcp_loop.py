@@ -163,3 +163,58 @@ async def test_a_server_that_fails_is_in_the_init_message_and_the_run_goes_on(tm
     assert error is None
     (gone,) = messages[0].data["mcp_servers"]
     assert gone["name"] == "gone" and gone["status"] == "failed" and "no db" in gone["error"]
+
+
+async def test_a_client_switches_a_server_off_and_on_and_restarts_it(tmp_path):
+    from fuxi_notebook.errors import ConfigurationError
+
+    model = ScriptedModel([[tool_use("mcp__demo__echo", {"text": "a"})], [text("off")],
+                           [tool_use("mcp__demo__echo", {"text": "b"})], [text("on")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["mcp__demo"],
+                               mcp_servers={"demo": _stdio(tmp_path)})
+
+    async def ask(client, prompt):
+        await client.query(prompt)
+        return [m async for m in client.receive_response()]
+
+    async with FuxiSDKClient(options) as client:
+        first = int((tmp_path / "child").read_text())
+        await client.toggle_mcp_server("demo", False)
+        assert (await client.get_mcp_status())["mcpServers"] == [
+            {"name": "demo", "status": "disabled"}]
+        await ask(client, "echo a")
+        (off,) = tool_results(model.requests[1].messages)
+        assert off["is_error"] and "disabled" in result_text(off)
+        for _ in range(200):
+            if not alive(first):
+                break
+            await asyncio.sleep(0.05)
+        assert not alive(first)  # switching off stopped the process group
+        await client.toggle_mcp_server("demo", True)
+        await ask(client, "echo b")
+        (on,) = tool_results(model.requests[3].messages)
+        assert result_text(on) == "b"
+        second = int((tmp_path / "child").read_text())
+        await client.reconnect_mcp_server("demo")
+        assert int((tmp_path / "child").read_text()) != second  # a new process
+        assert (await client.get_mcp_status())["mcpServers"][0]["status"] == "connected"
+        try:
+            await client.reconnect_mcp_server("nope")
+        except ConfigurationError as error:
+            assert "demo" in str(error)
+        else:
+            raise AssertionError("an unknown server must be refused")
+
+
+async def test_client_methods_without_a_meaning_here_say_why(tmp_path):
+    import pytest
+
+    from fuxi_notebook.errors import ConfigurationError
+
+    async with FuxiSDKClient(FuxiAgentOptions(model=ScriptedModel([]), cwd=tmp_path)) as client:
+        with pytest.raises(ConfigurationError, match="no background task 't1'"):
+            await client.stop_task("t1")
+        with pytest.raises(ConfigurationError, match="checkpointing"):
+            await client.rewind_files("m1")
+        with pytest.raises(ConfigurationError, match="no MCP server 'x'"):
+            await client.toggle_mcp_server("x", False)
