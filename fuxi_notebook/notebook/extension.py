@@ -102,6 +102,8 @@ class FuxiMagics(Magics):
                    [--permission-mode default|acceptEdits|plan|dontAsk|auto|bypassPermissions]
                    [--allowed-tools RULES] [--disallowed-tools RULES]
                    [--effort low|medium|high|xhigh|max] [--cwd DIR]
+                   [--vars NAMES | --no-context] [--output-schema JSON_FILE_OR_NAME]
+                   [--mcp-config JSON_FILE_OR_NAME]
                    [--new | --resume CELL_OR_SESSION_ID] [--fork]
                    [--replay [off|lenient|strict]] [--id ID]
             <prompt>
@@ -110,7 +112,9 @@ class FuxiMagics(Magics):
         the records saved in the notebook); `--new` starts a fresh one, `--resume ID`
         continues after any recorded cell (or the last cell of a session), `--fork`
         continues in a new session and leaves the original branch as it is. RULES are
-        comma-separated permission rules.
+        comma-separated permission rules. `--mcp-config` names MCP servers (inline JSON,
+        a .json file, or a variable holding {name: config}); they start once and serve
+        later cells. A function decorated with `@fuxi_tool` is offered as a tool.
 
         Replay: a recorded cell can re-run from its record (the model's turns come from
         the notebook, the tools run again for real). `--replay` (lenient: differences are
@@ -136,7 +140,8 @@ class FuxiMagics(Magics):
             %fuxi            # session: turns, tokens, cost
             %fuxi sessions   # the sessions recorded in this notebook
             %fuxi models     # the models with a known price, and the default
-            %fuxi reset      # start a new conversation
+            %fuxi tools      # what the model is offered, and the MCP servers' state
+            %fuxi reset      # start a new conversation (and stop the MCP servers)
         """
         if not cell.strip():
             raise UsageError("%%fuxi: the cell body is the prompt; write what the agent "
