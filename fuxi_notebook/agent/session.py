@@ -352,8 +352,17 @@ def _candidate_tools(options: FuxiAgentOptions, extra_tools: list[Any] | None) -
                 f"unknown tool(s) in options.tools: {', '.join(unknown)}; "
                 f"built-in tools are {', '.join(sorted(known))}"
             )
-        tools = [tool for tool in tools if set(_names(tool)) & set(options.tools)]
+        # `tools` is the set of built-in tools, as in the comparable SDK: MCP servers'
+        # tools (and the ToolSearch that finds them) are chosen by `mcp_servers` and rules
+        tools = [tool for tool in tools if set(_names(tool)) & set(options.tools)
+                 or _from_mcp(tool)]
     return tools
+
+
+def _from_mcp(tool: Any) -> bool:
+    from ..mcp_servers.tool_search import ToolSearchTool
+
+    return tool.name.startswith("mcp__") or isinstance(tool, ToolSearchTool)
 
 
 def _names(tool: Any) -> tuple[str, ...]:

@@ -218,3 +218,11 @@ async def test_client_methods_without_a_meaning_here_say_why(tmp_path):
             await client.rewind_files("m1")
         with pytest.raises(ConfigurationError, match="no MCP server 'x'"):
             await client.toggle_mcp_server("x", False)
+
+
+async def test_the_tools_option_narrows_built_ins_not_mcp_tools(tmp_path):
+    model = ScriptedModel([[text("ok")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, tools=[],
+                               mcp_servers={"calc": _calc()})
+    messages, _ = await collect("hi", options)
+    assert sorted(messages[0].data["tools"]) == ["mcp__calc__add", "mcp__calc__divide"]
