@@ -9,13 +9,17 @@
 A server that fails to start is reported by `status()` ("failed" with the reason: the
 command was not found, the process exited and what it wrote to stderr, the start timed
 out) and offers no tools; the others work. `MCP_TOOL_TIMEOUT` (milliseconds) bounds each
-call. `close_now()` is for `atexit` and kernel shutdown, where nothing can be awaited.
+call. `close_now()` is for `atexit` and kernel shutdown, where nothing can be awaited;
+every started set is also killed at interpreter exit, so a script that never closed its
+client leaves no server process behind.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +36,16 @@ __all__ = ["DEFAULT_TOOL_TIMEOUT", "McpServers", "tool_timeout"]
 
 #: seconds a tool call may take unless `MCP_TOOL_TIMEOUT` (ms) says otherwise
 DEFAULT_TOOL_TIMEOUT = 600.0
+
+
+#: every started `McpServers` of the process (weakly: a closed, dropped set goes away)
+_STARTED: weakref.WeakSet[McpServers] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_at_exit() -> None:
+    for servers in list(_STARTED):
+        servers.close_now()
 
 
 def tool_timeout() -> float:
@@ -67,6 +81,7 @@ class McpServers:
 
     async def start(self) -> None:
         """Start every server concurrently; wait until each is connected or failed."""
+        _STARTED.add(self)
         await asyncio.gather(*(c.start(self.start_timeout)
                                for c in self._connections.values()))
 

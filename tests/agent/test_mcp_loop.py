@@ -226,3 +226,33 @@ async def test_the_tools_option_narrows_built_ins_not_mcp_tools(tmp_path):
                                mcp_servers={"calc": _calc()})
     messages, _ = await collect("hi", options)
     assert sorted(messages[0].data["tools"]) == ["mcp__calc__add", "mcp__calc__divide"]
+
+
+def test_a_script_that_never_disconnects_leaves_no_server_behind(tmp_path):
+    import os
+    import subprocess
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "forgets.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from fuxi_notebook import FuxiAgentOptions, FuxiSDKClient, ScriptedModel\n"
+        "async def main():\n"
+        "    options = FuxiAgentOptions(model=ScriptedModel([]), mcp_servers={'demo': {\n"
+        f"        'command': sys.executable, 'args': [{str(SERVER)!r}, '--child',\n"
+        f"        {str(tmp_path / 'child')!r}]}}}})\n"
+        "    client = FuxiSDKClient(options)\n"
+        "    await client.connect()  # and never disconnect()\n"
+        "loop = asyncio.new_event_loop()\n"
+        "loop.run_until_complete(main())\n"
+        "sys.exit(0)  # the loop is left as it is: nothing cancels the server's task\n")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    child = int((tmp_path / "child").read_text())
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:  # evidence: the pid is gone
+        time.sleep(0.05)
+    assert not alive(child)
