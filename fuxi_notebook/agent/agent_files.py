@@ -34,7 +34,7 @@ from ..errors import ConfigurationError
 from ..options import EFFORT_LEVELS, PERMISSION_MODES, AgentDefinition, FuxiAgentOptions
 from ..permissions.rules import parse_rules
 from .front_matter import FrontMatterError, split_front_matter, split_list
-from .plugins import load_plugins
+from .plugins import Plugins, load_plugins, setting_folders
 
 __all__ = ["AgentFileError", "load_file_agents", "parse_agent_file"]
 
@@ -106,22 +106,14 @@ def _fields(data: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def _folders(options: FuxiAgentOptions, cwd: Path) -> list[tuple[str, Path]]:
-    """(source, folder) in the order they load (later ones override earlier ones)."""
-    folders = [("plugin", plugin.root / "agents")
-               for plugin in load_plugins(options, cwd).found]
-    sources = options.setting_sources or []
-    if "user" in sources:
-        folders.append(("user", Path.home() / ".fuxi" / "agents"))
-    if "project" in sources:
-        folders.append(("project", cwd / ".fuxi" / "agents"))
-    return folders
-
-
-def load_file_agents(options: FuxiAgentOptions, cwd: Path) -> dict[str, AgentDefinition]:
-    """The agents defined in files for these options (see the module docstring)."""
+def load_file_agents(options: FuxiAgentOptions, cwd: Path,
+                     plugins: Plugins | None = None) -> dict[str, AgentDefinition]:
+    """The agents defined in files for these options (see the module docstring);
+    `plugins`: the session's, already loaded (None: loaded here)."""
     agents: dict[str, AgentDefinition] = {}
-    for _source, folder in _folders(options, cwd):
+    plugins = plugins if plugins is not None else load_plugins(options, cwd)
+    for _source, _plugin, folder in setting_folders("agents", options.setting_sources or [],
+                                                   plugins, cwd):
         if not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.md")):

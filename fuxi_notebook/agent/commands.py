@@ -42,7 +42,7 @@ from typing import Any
 
 from ..options import FuxiAgentOptions
 from .front_matter import FrontMatterError, split_front_matter, split_list
-from .plugins import Plugins, load_plugins
+from .plugins import Plugins, load_plugins, setting_folders
 from .session import REMINDER_OPEN
 
 __all__ = ["Command", "CommandFileError", "Expansion", "expand_prompt", "find_command",
@@ -133,19 +133,6 @@ def parse_command_file(text: str, *, name: str, source: str, path: Path | None =
                                        else split_list(allowed)))
 
 
-def _folders(options: FuxiAgentOptions, cwd: Path,
-             plugins: Plugins) -> list[tuple[str, str | None, Path]]:
-    """(source, plugin name, folder) in the order they load."""
-    folders: list[tuple[str, str | None, Path]] = [
-        ("plugin", plugin.name, plugin.root / "commands") for plugin in plugins.found]
-    sources = options.setting_sources or []
-    if "user" in sources:
-        folders.append(("user", None, Path.home() / ".fuxi" / "commands"))
-    if "project" in sources:
-        folders.append(("project", None, cwd / ".fuxi" / "commands"))
-    return folders
-
-
 def _name(relative: Path, plugin: str | None) -> str:
     parts = relative.with_suffix("").parts
     bad = [part for part in parts if not _PART.match(part)]
@@ -160,7 +147,9 @@ def load_commands(options: FuxiAgentOptions, cwd: Path,
     """The commands of these options, by name (see the module docstring)."""
     plugins = plugins if plugins is not None else load_plugins(options, cwd)
     commands: dict[str, Command] = {}
-    for source, plugin, folder in _folders(options, cwd, plugins):
+    for source, owner, folder in setting_folders("commands", options.setting_sources or [],
+                                                 plugins, cwd):
+        plugin = owner.name if owner is not None else None
         if not folder.is_dir():
             continue
         for path in sorted(p for p in folder.rglob("*.md") if p.is_file()):

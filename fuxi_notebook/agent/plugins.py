@@ -20,7 +20,7 @@ from typing import Any
 
 from ..options import FuxiAgentOptions
 
-__all__ = ["MANIFEST", "Plugin", "Plugins", "load_plugins"]
+__all__ = ["MANIFEST", "Plugin", "Plugins", "load_plugins", "setting_folders"]
 
 #: where a plugin's manifest lives, below its folder
 MANIFEST = Path(".fuxi-plugin") / "plugin.json"
@@ -96,3 +96,18 @@ def _manifest(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _PluginError(f"{MANIFEST} must hold a JSON object")
     return data
+
+
+def setting_folders(kind: str, sources: list[str], plugins: Plugins,
+                    cwd: Path) -> list[tuple[str, Plugin | None, Path]]:
+    """Where files of `kind` ("agents", "commands", "skills") load from, as (source,
+    plugin, folder), in loading order (a later name overrides an earlier one): each
+    plugin's `<kind>/`, then `~/.fuxi/<kind>` ("user" in `sources`), then
+    `<cwd>/.fuxi/<kind>` ("project")."""
+    folders: list[tuple[str, Plugin | None, Path]] = [
+        ("plugin", plugin, plugin.root / kind) for plugin in plugins.found]
+    if "user" in sources:
+        folders.append(("user", None, Path.home() / ".fuxi" / kind))
+    if "project" in sources:
+        folders.append(("project", None, cwd / ".fuxi" / kind))
+    return folders

@@ -106,8 +106,12 @@ class Session:
         self.mcp = mcp
         if mcp is not None:
             extra_tools = [*(extra_tools or []), *mcp.tools()]
+        from .plugins import load_plugins
         from .skills import grant_skills, skill_tools  # the Skill tool, when skills exist
         from .subagents import subagent_tools  # the Agent tool, when agents are defined
+
+        #: the plugin folders (read once: agents, skills and commands all come from them)
+        self.plugins = load_plugins(options, self.cwd)
 
         extra_tools = [*(extra_tools or []), *subagent_tools(self)]
         candidates = _candidate_tools(options, [*extra_tools, *skill_tools(self, extra_tools)])
@@ -138,9 +142,7 @@ class Session:
         self.system = system_blocks(options, self.cwd)
         self.tool_definitions = self.registry.definitions()
         from .commands import load_commands
-        from .plugins import load_plugins
 
-        self.plugins = load_plugins(options, self.cwd)
         #: the `/commands` a user's prompt may start with (a subagent's prompt is the model's)
         self.commands = {} if getattr(self, "subagent_depth", 0) else load_commands(
             options, self.cwd, self.plugins)

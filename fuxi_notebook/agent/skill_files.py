@@ -35,7 +35,7 @@ from typing import Literal
 from ..errors import ConfigurationError
 from ..options import FuxiAgentOptions
 from .front_matter import FrontMatterError, split_front_matter
-from .plugins import load_plugins
+from .plugins import Plugins, load_plugins, setting_folders
 
 __all__ = ["SKILL_FILE", "SkillFile", "SkillFileError", "load_skills", "read_instructions",
            "skill_sources"]
@@ -104,22 +104,11 @@ def skill_sources(options: FuxiAgentOptions) -> list[str]:
     return list(options.setting_sources or [])
 
 
-def _roots(options: FuxiAgentOptions, cwd: Path) -> list[tuple[Source, str, Path]]:
-    """(source, name prefix, skills folder) in loading order."""
-    roots: list[tuple[Source, str, Path]] = [
-        ("plugin", f"{plugin.name}:", plugin.root / "skills")
-        for plugin in load_plugins(options, cwd).found]  # a broken plugin is listed there
-    sources = skill_sources(options)
-    if "user" in sources:
-        roots.append(("user", "", Path.home() / ".fuxi" / "skills"))
-    if "project" in sources:
-        roots.append(("project", "", cwd / ".fuxi" / "skills"))
-    return roots
-
-
-def _found(options: FuxiAgentOptions, cwd: Path) -> dict[str, SkillFile]:
+def _found(options: FuxiAgentOptions, cwd: Path, plugins: Plugins) -> dict[str, SkillFile]:
     skills: dict[str, SkillFile] = {}
-    for source, prefix, root in _roots(options, cwd):
+    for source, plugin, root in setting_folders("skills", skill_sources(options), plugins,
+                                                cwd):
+        prefix = f"{plugin.name}:" if plugin is not None else ""
         if not root.is_dir():
             continue
         for path in sorted(root.glob(f"*/{SKILL_FILE}")):
@@ -140,8 +129,10 @@ def _found(options: FuxiAgentOptions, cwd: Path) -> dict[str, SkillFile]:
     return skills
 
 
-def load_skills(options: FuxiAgentOptions, cwd: Path) -> dict[str, SkillFile]:
-    """The skills these options make available, by name (see the module docstring)."""
+def load_skills(options: FuxiAgentOptions, cwd: Path,
+                plugins: Plugins | None = None) -> dict[str, SkillFile]:
+    """The skills these options make available, by name (see the module docstring);
+    `plugins`: the session's, already loaded (None: loaded here)."""
     wanted = options.skills
     if wanted is not None and wanted != "all" and not isinstance(wanted, list | tuple):
         raise ConfigurationError(f"skills must be None, 'all' or a list of skill names, "
@@ -153,7 +144,7 @@ def load_skills(options: FuxiAgentOptions, cwd: Path) -> dict[str, SkillFile]:
                                      "digits, '.', '_', '-', or '<plugin>:<skill>')")
         if not wanted:
             return {}
-    found = _found(options, cwd)
+    found = _found(options, cwd, plugins if plugins is not None else load_plugins(options, cwd))
     if not isinstance(wanted, list | tuple):
         return found
     missing = [name for name in wanted if name not in found]

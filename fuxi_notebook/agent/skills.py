@@ -61,7 +61,7 @@ def skill_tools(session: Any, extra_tools: list[Any]) -> list[SkillTool]:
     if any(getattr(tool, "name", None) == SKILL_TOOL for tool in extra_tools):
         return []
     options = session.options
-    skills = load_skills(options, session.cwd)
+    skills = load_skills(options, session.cwd, session.plugins)
     named = isinstance(options.tools, list) and SKILL_TOOL in options.tools
     return [SkillTool(skills)] if skills or named else []
 

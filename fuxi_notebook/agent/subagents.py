@@ -125,7 +125,8 @@ def _checked(name: object, definition: object, cwd: Path) -> AgentDefinition:
 def catalog(session: Any) -> dict[str, AgentDefinition]:
     """The agents a session offers: general-purpose, then files, then `options.agents`."""
     options = session.options
-    agents = {GENERAL_PURPOSE: _GENERAL, **load_file_agents(options, session.cwd)}
+    agents = {GENERAL_PURPOSE: _GENERAL,
+              **load_file_agents(options, session.cwd, session.plugins)}
     if options.agents is not None and not isinstance(options.agents, dict):
         raise ConfigurationError("options.agents must be a dict of name -> AgentDefinition")
     for name, definition in (options.agents or {}).items():
