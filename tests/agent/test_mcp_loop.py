@@ -122,6 +122,15 @@ async def test_read_only_tools_run_together(tmp_path):
     assert not any(r.get("is_error") for r in results)
 
 
+async def _ended(pid: int) -> bool:
+    """Whether `pid` is gone within 10 s (the process group is killed asynchronously)."""
+    for _ in range(200):
+        if not alive(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
 def _stdio(tmp_path: Path) -> dict:
     return {"command": sys.executable,
             "args": [str(SERVER), "--child", str(tmp_path / "child")]}
@@ -148,11 +157,7 @@ async def test_a_client_keeps_a_stdio_server_across_queries_and_stops_it(tmp_pat
         assert result_text(tool_results(model.requests[1].messages)[0]) == "3"
         assert result_text(tool_results(model.requests[3].messages)[0]) == "hi"
         assert alive(child)  # one server for both queries
-    for _ in range(200):  # disconnect killed the server's process group
-        if not alive(child):
-            break
-        await asyncio.sleep(0.05)
-    assert not alive(child)
+    assert await _ended(child)  # disconnect killed the server's process group
 
 
 async def test_a_server_that_fails_is_in_the_init_message_and_the_run_goes_on(tmp_path):
@@ -185,11 +190,7 @@ async def test_a_client_switches_a_server_off_and_on_and_restarts_it(tmp_path):
         await ask(client, "echo a")
         (off,) = tool_results(model.requests[1].messages)
         assert off["is_error"] and "disabled" in result_text(off)
-        for _ in range(200):
-            if not alive(first):
-                break
-            await asyncio.sleep(0.05)
-        assert not alive(first)  # switching off stopped the process group
+        assert await _ended(first)  # switching off stopped the process group
         await client.toggle_mcp_server("demo", True)
         await ask(client, "echo b")
         (on,) = tool_results(model.requests[3].messages)
