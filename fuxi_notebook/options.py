@@ -215,6 +215,15 @@ class FuxiAgentOptions:
         skills: which skills the Skill tool offers: None = those the setting sources
             find, "all", a list of names, or [] = none (see agent/skill_files.py).
         verbatim_prompts: send a prompt as written (no `/command` expansion).
+        context_window: the context window in tokens (None = the model's, from
+            `context/windows.py`; `FUXI_CONTEXT_WINDOW` sets it too). Smaller than the
+            model's is allowed: it compacts earlier and keeps requests cheaper.
+        auto_compact: compact the conversation when a request would near the window
+            (False = never on its own; `/compact` still works).
+        web_fetch_private_hosts: host names, IPs or networks (CIDR) WebFetch may reach
+            although they are private, loopback or link-local (refused otherwise).
+        web_search_allowed_domains / web_search_blocked_domains: the domains WebSearch
+            may search (or never searches); at most one of the two. A call narrows them.
 
     The comparable SDK's options for its CLI and its platform (`cli_path`,
     `max_buffer_size`, `debug_stderr`, `fallback_model`, `betas`, `sandbox`, ...) are
@@ -263,6 +272,11 @@ class FuxiAgentOptions:
     permission_prompts: Literal["host", "none"] = "host"
     skills: list[str] | str | None = None
     verbatim_prompts: bool = False
+    context_window: int | None = None
+    auto_compact: bool = True
+    web_fetch_private_hosts: list[str] = field(default_factory=list)
+    web_search_allowed_domains: list[str] | None = None
+    web_search_blocked_domains: list[str] | None = None
     # accepted for compatibility; see NO_EFFECT
     fallback_model: str | None = None
     betas: list[str] = field(default_factory=list)

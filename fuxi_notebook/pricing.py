@@ -10,11 +10,12 @@ another family's price would read like a bill.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["PRICES", "PRICES_SOURCE_DATE", "PRICE_UNKNOWN", "Price", "cost_usd", "format_cost",
-           "is_known_model", "models_table", "price_for"]
+           "is_known_model", "model_family", "models_table", "price_for"]
 
 PRICES_SOURCE_DATE = "2026-10-31"
 
@@ -70,10 +71,16 @@ _HAIKU_5_5_BAND = 100_000
 _SUFFIX_STARTS = ("-", "@")
 
 
-def _family(model: str) -> str | None:
-    matches = [prefix for prefix in PRICES if model == prefix
+def model_family(model: str, families: Iterable[str]) -> str | None:
+    """The longest of `families` (model id prefixes) that `model` belongs to: the id
+    itself, or it followed by a date or suffix. Shared by every per-model table."""
+    matches = [prefix for prefix in families if model == prefix
                or (model.startswith(prefix) and model[len(prefix)] in _SUFFIX_STARTS)]
     return max(matches, key=len) if matches else None
+
+
+def _family(model: str) -> str | None:
+    return model_family(model, PRICES)
 
 
 def is_known_model(model: str) -> bool:

@@ -145,6 +145,17 @@ class FuxiSDKClient:
             return None
         return dict(self.session.init_message().data)
 
+    async def get_context_usage(self) -> dict[str, Any]:
+        """How full the context window is: total tokens, per category (system prompt,
+        tools, messages, free, reserved), the window, the percentage and the automatic
+        compaction threshold. The total is the API's count of the last request plus an
+        estimate of what joined since (see context/tokens.py)."""
+        from .compacting import context_usage
+
+        self._require_connected()
+        assert self.session is not None
+        return context_usage(self.session)
+
     async def get_mcp_status(self) -> dict[str, Any]:
         """`{"mcpServers": [...]}`: each MCP server's name, status (connected / failed),
         server info, error and tools."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context.caching import with_cache_breakpoints
+from ..context.compaction import fit_results
 from ..errors import ModelError
 from ..models.base import BlockDone, ModelRequest, ModelResponse, RawEvent
 from ..types import (
@@ -24,6 +25,13 @@ from ..types import (
     new_uuid,
 )
 from .commands import Expansion, expand_prompt
+from .compacting import (
+    compact_after_rejection,
+    compact_command,
+    compact_if_needed,
+    compact_now,
+    too_long,
+)
 from .repair import REPAIR_STEPS, repair_added_content
 from .run import Run
 from .run_model import model_for_run, running_on
@@ -47,6 +55,12 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
     run only (run_model.py)."""
     session = run.session
     yield session.init_message()
+    manual = None if session.options.verbatim_prompts else compact_command(content)
+    if manual is not None:  # `/compact [instructions]`: the conversation is summarised now
+        async with contextlib.aclosing(compact_now(run, manual)) as messages:
+            async for message in messages:
+                yield message
+        return
     # verbatim_prompts: the prompt is sent as written, a leading /name included
     expansion = (Expansion(content) if session.options.verbatim_prompts
                  else expand_prompt(content, session.commands))
@@ -75,11 +89,22 @@ async def _run_loop(run: Run, content: str | list[dict[str, Any]]) -> AsyncItera
         if budget is not None and session.usage.cost_usd >= budget:
             yield run.result("error_max_budget_usd", terminal_reason="budget_exhausted")
             return
+        async with contextlib.aclosing(compact_if_needed(run)) as compacting:
+            async for message in compacting:
+                yield message
         holder: list[ModelResponse] = []
         try:
             async for message in _stream_response(run, holder):
                 yield message
         except ModelError as error:
+            if too_long(error) and not run.compacted_for_rejection:
+                run.compacted_for_rejection = True
+                before = len(run.compactions)
+                async with contextlib.aclosing(compact_after_rejection(run, error)) as compacting:
+                    async for message in compacting:
+                        yield message
+                if len(run.compactions) > before:
+                    continue
             repaired = _repair(run, error)
             if repaired is not None:
                 yield informational(repaired)
@@ -88,6 +113,7 @@ async def _run_loop(run: Run, content: str | list[dict[str, Any]]) -> AsyncItera
                              terminal_reason="api_error")
             return
         response = holder[0]
+        run.compacted_for_rejection = False  # accepted: a later rejection may compact again
         calls = _tool_calls(response)
         if not calls:
             done = await _stop_hooks(run, response)
@@ -142,6 +168,7 @@ def _repair(run: Run, error: ModelError) -> str | None:
                                      since=run.history_start, step=run.repairs,
                                      reason=str(error))
         if count:
+            session.meter.forget()
             what = "image(s) or document(s)" if run.repairs == 1 else "tool result(s)"
             return (f"The API rejected the request ({error}). {count} {what} added in this "
                     "run were replaced by a note, and the request was sent again.")
@@ -253,10 +280,13 @@ async def _run_tools(run: Run, calls: list[dict[str, Any]],
     except (asyncio.CancelledError, GeneratorExit):
         done = {r["tool_use_id"] for r in results}
         missing = [c for c in calls if c["id"] not in done]
-        run.session.add_tool_results(results + interrupted_results(run, missing),
-                                     send_now=False)
+        owed = results + interrupted_results(run, missing)
+        fit_results(owed, run.session.window.results)
+        run.session.add_tool_results(owed, send_now=False)
         raise
     ended = run.stopped is not None or run.interrupted
+    if fit_results(results, run.session.window.results):
+        run.log("tool results cut to fit the context window")
     blocks = results + [reminder(text) for text in context]
     run.session.add_tool_results(blocks, send_now=not ended)
 
@@ -368,3 +398,4 @@ def _record(run: Run, response: ModelResponse, key: object) -> None:
     run.stop_reason = response.stop_reason
     session.usage.settle(key, response.model or session.model_name, response.usage)
     session.add_assistant(response.content)
+    session.meter.measured(response.usage, session.history)

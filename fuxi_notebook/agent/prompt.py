@@ -1,8 +1,8 @@
 """The system prompt: the built-in agent prompt, or the user's, plus project memory.
 
 The text is byte-stable for a session (no timestamps), so the prompt cache stays warm.
-With `setting_sources` containing "project" (or "user"), FUXI.md from the working
-directory (or `~/.fuxi/FUXI.md`) is appended: persistent rules belong there.
+The project's FUXI.md files (settings/memory.py, per `setting_sources`) are appended:
+persistent rules belong there; an output style adds to (or replaces) the built-in prompt.
 """
 
 from __future__ import annotations
@@ -26,23 +26,6 @@ Environment:
 - Working directory: {cwd}
 - Platform: {platform}
 """
-
-_MEMORY_FILE = "FUXI.md"
-
-
-def _memory(options: FuxiAgentOptions, cwd: Path) -> list[str]:
-    sources = options.setting_sources or []
-    places = []
-    if "user" in sources:
-        places.append(Path.home() / ".fuxi" / _MEMORY_FILE)
-    if "project" in sources:
-        places.append(cwd / _MEMORY_FILE)
-    texts = []
-    for place in places:
-        if place.is_file():
-            texts.append(f"Contents of {place}:\n\n{place.read_text(encoding='utf-8')}")
-    return texts
-
 
 PRESETS = ("fuxi_code", "claude_code")  # the comparable SDK's name, after the rename too
 
@@ -78,7 +61,19 @@ def system_prompt_texts(prompt: Any, cwd: Path) -> list[str]:
         f"not {prompt!r}")
 
 
-def system_blocks(options: FuxiAgentOptions, cwd: Path) -> list[dict[str, Any]]:
-    """The `system` parameter for every request of the session."""
-    parts = [*system_prompt_texts(options.system_prompt, cwd), *_memory(options, cwd)]
-    return [{"type": "text", "text": part} for part in parts if part]
+def system_blocks(options: FuxiAgentOptions, cwd: Path, project: Any = None
+                  ) -> list[dict[str, Any]]:
+    """The `system` parameter for every request of the session: the prompt, the output
+    style (after the built-in prompt, or instead of it when the style does not keep the
+    coding instructions), then FUXI.md (`project`: settings/project.py)."""
+    texts = system_prompt_texts(options.system_prompt, cwd)
+    style = project.output_style if project is not None else None
+    if style is not None and style.text:
+        prompt = options.system_prompt
+        builtin = prompt is None or (isinstance(prompt, dict) and prompt.get("type") == "preset")
+        if builtin and not style.keep_coding_instructions:
+            texts = [style.text, *texts[1:]]  # instead of the built-in prompt (`append` stays)
+        else:
+            texts = [*texts, style.text]
+    memory = project.memory_blocks() if project is not None else []
+    return [{"type": "text", "text": part} for part in [*texts, *memory] if part]

@@ -8,12 +8,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..context.compaction import Compaction
 from ..types import ResultMessage, new_uuid
 from .progress import ProgressListener
 from .session import Session
 from .usage import UsageTotals
 
-__all__ = ["Run", "canonical_input"]
+__all__ = ["CompactionMark", "Run", "canonical_input"]
 
 _ERROR_TEXT = {
     "error_max_turns": "Reached maximum number of turns ({max_turns})",
@@ -21,6 +22,15 @@ _ERROR_TEXT = {
     "error_max_structured_output_retries": "The answer did not match the required schema "
                                            "after {retries} attempts",
 }
+
+
+@dataclass(frozen=True)
+class CompactionMark:
+    """A compaction during a run and the history just before it (so a notebook cell can
+    record the messages it added on both sides of the boundary)."""
+
+    before: list[dict[str, Any]]
+    compaction: Compaction
 
 
 @dataclass
@@ -63,6 +73,16 @@ class Run:
     on_progress: ProgressListener | None = None
     #: answers that did not match the output schema (or responses without one)
     structured_failures: int = 0
+    #: the compactions of this run, in order
+    compactions: list[CompactionMark] = field(default_factory=list)
+    #: on replay: the recorded compactions by the turn they happened at (the model is
+    #: not asked for a summary, and nothing else is compacted); None when live
+    replay_compactions: dict[int, list[Compaction]] | None = None
+    #: why the last attempt to compact did not (nothing to compact, a hook, an error)
+    compact_note: str | None = None
+    #: the API rejected the prompt as too long and the run compacted for it (once per
+    #: request: an accepted response resets it)
+    compacted_for_rejection: bool = False
 
     def __post_init__(self) -> None:
         self.usage_at_start = self.session.usage.snapshot()

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..context.tokens import RequestMeter
+from ..context.windows import Window, context_window
 from ..errors import ConfigurationError
 from ..hooks import HookRunner
 from ..models import Model, resolve_model
@@ -31,6 +33,7 @@ from ..permissions.integrity import PolicyGuard, Watched
 from ..tools.base import ToolContext, ToolKind, kind_of
 from ..tools.builtin import builtin_tools
 from ..tools.registry import ToolRegistry
+from ..tools.task_list import TaskList
 from ..types import SystemMessage, new_uuid
 from .prompt import system_blocks
 from .usage import UsageTotals
@@ -63,6 +66,7 @@ class Conversation:
         shell_cwd: the Bash tool's working directory, if it moved.
         permission_updates: rules and modes granted during the conversation
             ("Always allow"), re-applied under new options.
+        tasks: the agent's task checklist (TaskCreate / TaskUpdate).
     """
 
     id: str = field(default_factory=new_uuid)
@@ -72,6 +76,7 @@ class Conversation:
     read_files: dict[str, int] = field(default_factory=dict)
     shell_cwd: Path | None = None
     permission_updates: list[PermissionUpdate] = field(default_factory=list)
+    tasks: TaskList = field(default_factory=TaskList)
 
     def forked(self, new_id: str | None = None) -> Conversation:
         """An independent copy under a new id: the original branch stays as it is."""
@@ -85,16 +90,24 @@ class Session:
     tools."""
 
     def __init__(self, options: FuxiAgentOptions, *, extra_tools: list[Any] | None = None,
-                 conversation: Conversation | None = None, mcp: Any = None) -> None:
+                 conversation: Conversation | None = None, mcp: Any = None,
+                 project: Any = None) -> None:
         """Args:
             extra_tools: tools offered besides the built-ins (e.g. the notebook's kernel
                 tools); their names must not clash with a built-in.
             conversation: the conversation to go on with (None = a new one).
             mcp: the started `McpServers` whose tools are offered (their owner, a query,
                 client or kernel, starts and stops them; see agent/mcp_link.py).
+            project: the project settings of `setting_sources` (None = read them now;
+                see agent/project_link.py).
         """
+        from .project_link import load_project, with_project
+
         _validate(options)
         self.options = options
+        #: the settings files, FUXI.md and output style of `setting_sources`
+        self.project = project if project is not None else load_project(options)
+        effective = with_project(options, self.project)  # their env, hooks and model
         self.conversation = conversation if conversation is not None else Conversation()
         #: the JSONL file the conversation is saved to, for hooks (set by persist.py)
         self.transcript_path: str | None = None
@@ -102,7 +115,7 @@ class Session:
         #: the subagent's conversation with the session's)
         self.on_subagent: Callable[[Any, str | None], None] | None = None
         self.cwd = _working_dir(options.cwd)
-        self.hooks = HookRunner(options.hooks)
+        self.hooks = HookRunner(effective.hooks)
         self.mcp = mcp
         if mcp is not None:
             extra_tools = [*(extra_tools or []), *mcp.tools()]
@@ -113,14 +126,15 @@ class Session:
         #: the plugin folders (read once: agents, skills and commands all come from them)
         self.plugins = load_plugins(options, self.cwd)
 
-        extra_tools = [*(extra_tools or []), *subagent_tools(self)]
+        extra_tools = [*(extra_tools or []), *subagent_tools(self), *self._own_tools(options)]
         candidates = _candidate_tools(options, [*extra_tools, *skill_tools(self, extra_tools)])
         #: the final answer's schema and the tool that submits it (None: free text)
         self.structured = _structured_tool(options)
         if self.structured is not None:  # offered whatever `options.tools` narrows
             candidates.append(self.structured)
         self.permissions = PermissionEngine(options, cwd=self.cwd, hooks=self.hooks,
-                                            classifier=self._classify, tools=candidates)
+                                            classifier=self._classify, tools=candidates,
+                                            project=self.project)
         grant_skills(self.permissions, candidates)  # the user's own skills need no approval
         _warn_shadowed(options, {t.name: kind_of(t) for t in candidates})
         self.permissions.apply(self.conversation.permission_updates, remember=False)
@@ -131,21 +145,51 @@ class Session:
             label="the rules granted in this conversation")])
         self.permissions.on_applied = self.guard.reseal
         self.guard.reseal()
-        self.model: Model = _model_for(options)
+        self.model: Model = _model_for(effective)
         check_budget(options, self.model.name)
         self.registry = ToolRegistry(t for t in candidates if all(
             self.permissions.offered(name) for name in _names(t)))  # older names too
         self.tool_ctx = ToolContext(cwd=self.cwd, add_dirs=self.permissions.roots[1:],
-                                    env=dict(options.env), read_denied=self._read_denied,
+                                    env=dict(effective.env), read_denied=self._read_denied,
                                     read_files=self.conversation.read_files,
                                     shell_cwd=self.conversation.shell_cwd)
-        self.system = system_blocks(options, self.cwd)
+        self.system = system_blocks(options, self.cwd, self.project)
         self.tool_definitions = self.registry.definitions()
+        self._window = (self.model_name, self._new_window())  # a bad window fails now
+        #: the size of the next request (see compacting.py)
+        self.meter = RequestMeter()
+        self.auto_compact = bool(options.auto_compact)
         from .commands import load_commands
 
         #: the `/commands` a user's prompt may start with (a subagent's prompt is the model's)
         self.commands = {} if getattr(self, "subagent_depth", 0) else load_commands(
             options, self.cwd, self.plugins)
+
+    @staticmethod
+    def own_tool_names() -> frozenset[str]:
+        """The names of the tools every session makes for itself (a subagent's session
+        makes its own, so they are never passed on)."""
+        from ..tools.tasks import TaskCreateTool, TaskGetTool, TaskListTool, TaskUpdateTool
+        from ..tools.web import WebFetchTool
+        from ..tools.web_search import WebSearchTool
+
+        return frozenset(tool.name for tool in (WebFetchTool, WebSearchTool, TaskCreateTool,
+                                                TaskUpdateTool, TaskListTool, TaskGetTool))
+
+    def _own_tools(self, options: FuxiAgentOptions) -> list[Any]:
+        """The built-in tools that need the session: web (its model, its usage) and the
+        task list (the conversation's, rebuilt from the history when it was loaded)."""
+        from ..tools.tasks import task_tools
+        from ..tools.web import web_tools
+
+        web = web_tools(lambda: (self.model, self.model_name),
+                        lambda model, usage: self.usage.add(model, usage),
+                        private_hosts=options.web_fetch_private_hosts,
+                        allowed_domains=options.web_search_allowed_domains,
+                        blocked_domains=options.web_search_blocked_domains)
+        tasks = task_tools(self.conversation.tasks,
+                           [*self.history, *self.pending_messages()])
+        return [*web, *tasks]
 
     def continued(self, options: FuxiAgentOptions, *,
                   extra_tools: list[Any] | None = None) -> Session:
@@ -197,6 +241,27 @@ class Session:
     def model_name(self) -> str:
         return self.model.name
 
+    @property
+    def window(self) -> Window:
+        """The context window's budget (it follows the model, which `set_model` and a
+        command's `model` may change)."""
+        if self._window[0] != self.model_name:
+            self._window = (self.model_name, self._new_window())
+        return self._window[1]
+
+    def _new_window(self) -> Window:
+        size = _window_size(self.options, self.model_name)
+        return Window(size=min(size, self._stated_window or size),
+                      output=self.request_params()["max_tokens"])
+
+    def limit_window(self, tokens: int) -> None:
+        """The API rejected a prompt over `tokens`: that is the window from now on."""
+        if tokens >= 2_000:
+            self._stated_window = tokens
+            self._window = (self.model_name, self._new_window())
+
+    _stated_window: int | None = None
+
     def init_message(self) -> SystemMessage:
         """The `init` system message that starts every run."""
         from .skills import skill_names
@@ -217,6 +282,9 @@ class Session:
             "plugins": [plugin.listed() for plugin in self.plugins.found],
             "plugin_errors": list(self.plugins.errors),
             "skills": skill_names(self.registry),
+            "output_style": self.project.output_style.name,
+            "available_output_styles": list(self.project.output_style.available),
+            "held_back": [item.line() for item in self.project.held_back],
             "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",
         })
 
@@ -314,6 +382,30 @@ def _model_for(options: FuxiAgentOptions) -> Model:
         return AnthropicModel(model_name(spec), api_key=api_key or None,
                               base_url=base_url or None)
     return resolve_model(spec)
+
+
+def _window_size(options: FuxiAgentOptions, model: str) -> int:
+    """The context window: `options.context_window`, else `FUXI_CONTEXT_WINDOW`, else the
+    model's (a configured window larger than a known model's is the model's)."""
+    given = options.context_window
+    if given is None:
+        raw = os.environ.get("FUXI_CONTEXT_WINDOW", "").strip()
+        if raw:
+            try:
+                given = int(raw)
+            except ValueError:
+                raise ConfigurationError(f"FUXI_CONTEXT_WINDOW must be a whole number of "
+                                         f"tokens, not {raw!r}") from None
+    from ..context.windows import CONTEXT_WINDOWS
+    from ..pricing import model_family
+
+    own = context_window(model)
+    if given is None:
+        return own
+    if isinstance(given, bool) or not isinstance(given, int) or given < 2_000:
+        raise ConfigurationError(f"context_window must be a whole number of tokens of at "
+                                 f"least 2000, not {given!r}")
+    return min(given, own) if model_family(model, CONTEXT_WINDOWS) else given
 
 
 def _env_int(env: dict[str, str], name: str) -> int | None:

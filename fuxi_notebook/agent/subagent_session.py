@@ -110,7 +110,7 @@ def _tools(parent: Session, definition: AgentDefinition) -> tuple[list[str], lis
         names = [n for n in names if not n.startswith("mcp__") or n.split("__")[1] in servers]
     if definition.tools is not None:
         names = [n for n in names if _listed(n, list(definition.tools))]
-    builtin = {tool.name for tool in builtin_tools()}
+    builtin = {tool.name for tool in builtin_tools()} | Session.own_tool_names()
     extras = [parent.registry.get(n) for n in names if n not in builtin]
     nested = getattr(parent, "subagent_depth", 0) + 1 < max_depth()
     if nested and (definition.tools is None or _listed(AGENT_TOOL, list(definition.tools))):

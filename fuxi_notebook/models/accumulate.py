@@ -15,6 +15,9 @@ from .base import BlockDone, ModelResponse, ModelStreamItem, RawEvent
 
 __all__ = ["Accumulator", "play_events"]
 
+#: blocks whose `input` streams as `input_json_delta` (a server tool's call, too)
+_JSON_INPUT = frozenset({"tool_use", "server_tool_use"})
+
 
 def play_events(events: Iterable[dict[str, Any]]) -> Iterator[ModelStreamItem]:
     """A whole response's events as a model streams them: each raw event, each block as it
@@ -78,11 +81,13 @@ class Accumulator:
         elif kind == "signature_delta":
             block["signature"] = delta["signature"]
         elif kind == "citations_delta":
-            block.setdefault("citations", []).append(delta.get("citation"))
+            if not isinstance(block.get("citations"), list):  # absent, or `null` at start
+                block["citations"] = []
+            block["citations"].append(delta.get("citation"))
 
     def _finish_block(self, index: int) -> BlockDone:
         block = self.blocks[index]
-        if block.get("type") == "tool_use" and index in self._json:
+        if block.get("type") in _JSON_INPUT and index in self._json:
             raw = "".join(self._json.pop(index))
             if raw.strip():
                 try:

@@ -26,6 +26,7 @@ class ModelRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     thinking: dict[str, Any] | None = None
     output_config: dict[str, Any] | None = None
+    tool_choice: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The request body (without `stream`)."""
@@ -42,6 +43,8 @@ class ModelRequest:
             body["thinking"] = self.thinking
         if self.output_config is not None:
             body["output_config"] = self.output_config
+        if self.tool_choice is not None:
+            body["tool_choice"] = self.tool_choice
         return body
 
 

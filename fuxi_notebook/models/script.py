@@ -159,9 +159,12 @@ Events = list[dict[str, Any]]
 
 def _text_events(index: int, block: dict[str, Any], chunk: int,
                  tool_ids: Callable[[], str]) -> tuple[Events, int]:
+    """Text deltas; a cited text's citations follow as `citations_delta`s."""
     events = [_start(index, {"type": "text", "text": ""})]
     events += [_delta(index, {"type": "text_delta", "text": piece})
                for piece in _chunks(block["text"], chunk)]
+    events += [_delta(index, {"type": "citations_delta", "citation": citation})
+               for citation in block.get("citations") or []]
     return events, len(block["text"])
 
 
@@ -177,10 +180,13 @@ def _thinking_events(index: int, block: dict[str, Any], chunk: int,
 
 def _tool_use_events(index: int, block: dict[str, Any], chunk: int,
                      tool_ids: Callable[[], str]) -> tuple[Events, int]:
+    """A client tool's or a server tool's (`server_tool_use`, id `srvtoolu_...`) call:
+    the block starts with an empty input, which then streams as JSON."""
     raw = block["input"]
     raw_json = raw if isinstance(raw, str) else json.dumps(raw)
-    tool_id = block.get("id") or tool_ids()
-    events = [_start(index, {"type": "tool_use", "id": tool_id, "name": block["name"],
+    kind = block["type"]
+    tool_id = block.get("id") or ("srv" if kind == "server_tool_use" else "") + tool_ids()
+    events = [_start(index, {"type": kind, "id": tool_id, "name": block["name"],
                              "input": {}}),
               _delta(index, {"type": "input_json_delta", "partial_json": ""})]
     events += [_delta(index, {"type": "input_json_delta", "partial_json": piece})
@@ -188,8 +194,10 @@ def _tool_use_events(index: int, block: dict[str, Any], chunk: int,
     return events, len(raw_json)
 
 
+#: how each block type streams; any other block (e.g. `web_search_tool_result`) arrives
+#: whole in its `content_block_start`, as the API sends server tool results
 _BLOCK_EVENTS = {"text": _text_events, "thinking": _thinking_events,
-                 "tool_use": _tool_use_events}
+                 "tool_use": _tool_use_events, "server_tool_use": _tool_use_events}
 
 
 def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:

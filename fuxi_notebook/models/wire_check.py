@@ -4,7 +4,9 @@
 with the error the real API gives (HTTP 400 / 413), so a test that produces an invalid
 conversation fails the way production would, instead of passing against a lenient fake.
 Tools too: names outside `^[a-zA-Z0-9_-]{1,128}$` or repeated, every tool deferred
-(`defer_loading`), and a `tool_reference` (tool search) naming a tool the request lacks.
+(`defer_loading`), a `tool_reference` (tool search) naming a tool the request lacks, and
+server tools of an unknown type, with the wrong name, or (web search/fetch) given both
+`allowed_domains` and `blocked_domains`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
 _MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+#: server tool types are `<kind>_<date>`; kind -> the name the API requires (None: free)
+_SERVER_TYPE = re.compile(r"([a-z_0-9]+?)_(\d{8})")
+_SERVER_TOOLS: dict[str, str | None] = {
+    "web_search": "web_search", "web_fetch": "web_fetch", "code_execution": "code_execution",
+    "bash": "bash", "memory": "memory", "text_editor": None,
+    "tool_search_tool_regex": "tool_search_tool_regex",
+    "tool_search_tool_bm25": "tool_search_tool_bm25", "computer": None,
+    "computer_toolset": None, "browser_toolset": None}
 
 
 def request_problem(body: dict[str, Any], *, size: int | None = None) -> tuple[int, str] | None:
@@ -62,6 +72,9 @@ def _tools_problem(tools: Any) -> str | None:
             return f"tools.{index}.name: String should match pattern '{_TOOL_NAME.pattern}'"
         if name in seen:
             return f"tools: Tool names must be unique ({name!r} appears twice)"
+        problem = _server_tool_problem(index, tool)
+        if problem:
+            return problem
         seen.add(name)
         flag = tool.get("defer_loading", False)
         if not isinstance(flag, bool):
@@ -69,6 +82,30 @@ def _tools_problem(tools: Any) -> str | None:
         deferred += flag
     if tools and deferred == len(tools):
         return "tools: at least one tool must not have defer_loading set to true"
+    return None
+
+
+def _server_tool_problem(index: int, tool: dict[str, Any]) -> str | None:
+    """A typed (server) tool: a type the API knows, the name it requires, and for web
+    search/fetch at most one of `allowed_domains` / `blocked_domains`."""
+    kind = tool.get("type")
+    if kind is None or kind == "custom":
+        return None
+    base = _SERVER_TYPE.fullmatch(kind) if isinstance(kind, str) else None
+    if base is None or base.group(1) not in _SERVER_TOOLS:
+        return (f"tools.{index}: Input tag {kind!r} found using 'type' does not match any of "
+                "the expected tags (a custom tool or a known server tool type)")
+    required = _SERVER_TOOLS[base.group(1)]
+    if required is not None and tool.get("name") != required:
+        return f"tools.{index}.name: Input should be {required!r} for a {kind} tool"
+    if base.group(1) in ("web_search", "web_fetch"):
+        if tool.get("allowed_domains") and tool.get("blocked_domains"):
+            return (f"tools.{index}: allowed_domains and blocked_domains cannot be used "
+                    "together; specify only one of them")
+        uses = tool.get("max_uses")
+        if uses is not None and (isinstance(uses, bool) or not isinstance(uses, int)
+                                 or uses < 1):
+            return f"tools.{index}.max_uses: Input should be greater than 0"
     return None
 
 

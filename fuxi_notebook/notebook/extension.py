@@ -285,6 +285,7 @@ def _session_summary(agent: Any) -> str | None:
             f"{tokens['output_tokens']:,} output tokens "
             f"({tokens['cache_read_input_tokens']:,} from cache) · "
             f"{format_cost(session.usage.total_cost_usd, estimate=True)}")
+    line += f"\n\n{context_line(session)}"
     rows = _cell_rows(agent, session.id)
     header = ["| cell | turns | tokens in / out | cost | time |", "|---|---:|---:|---:|---:|"]
     markdown = "\n".join([line, "", *header, *(f"| `{r[0]}` | " + " | ".join(r[1:]) + " |"
@@ -292,6 +293,17 @@ def _session_summary(agent: Any) -> str | None:
     plain = "\n".join([line, *("  " + " · ".join(r) for r in rows)])
     display({"text/markdown": escape_math(markdown), "text/plain": plain}, raw=True)
     return None
+
+
+def context_line(session: Any) -> str:
+    """How full the conversation's context window is, and when it compacts."""
+    from ..agent.compacting import context_usage
+
+    usage = context_usage(session)
+    automatic = (f"compacts automatically above {usage['autoCompactThreshold']:,}"
+                 if usage["isAutoCompactEnabled"] else "automatic compaction is off")
+    return (f"context: {usage['totalTokens']:,} of {usage['rawMaxTokens']:,} tokens "
+            f"({usage['percentage']:g} %) · {automatic} · `/compact` as a prompt compacts now")
 
 
 def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:

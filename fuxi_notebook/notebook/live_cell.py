@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ..agent.compacting import added_messages
 from ..agent.loop import run_prompt
 from ..agent.run import Run
 from ..agent.session import Session, reminder
@@ -114,8 +115,10 @@ class LiveCell:
         return self._finish(body, self._first_own_message(start, last_before))
 
     def _first_own_message(self, start: int, last_before: Any) -> int:
-        """Where this cell's messages begin (the prompt may have joined an unanswered one)."""
-        history = self.session.history
+        """Where this cell's messages begin (the prompt may have joined an unanswered one).
+        The history as the run found it is the one before its first compaction."""
+        marks = self.run.compactions
+        history = marks[0].before if marks else self.session.history
         if start and len(history) >= start and history[start - 1] is not last_before:
             return start - 1
         return start
@@ -124,10 +127,11 @@ class LiveCell:
         from .outputs import final_outputs
 
         assert self.result is not None
+        added, compactions = added_messages(self.run, self.session.history, start)
         segments, record = final_outputs(
             cell_id=self.cell_id, session=self.session, parent=self.parent, prompt=body,
-            options=self.options,
-            messages=self.session.history[start:] + self.session.pending_messages(),
+            options=self.options, compactions=compactions,
+            messages=added + self.session.pending_messages(),
             approvals=self._approvals(), result=self.result, secrets=secrets(),
             shown_images=self.published.image_digests(),
             shown_outputs=self.published.counts(),

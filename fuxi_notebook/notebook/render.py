@@ -5,7 +5,8 @@
   call is about to appear in the cell (its approval card, a figure it drew), the view's
   display ends after that call's card and a new display continues below it, so cards,
   decision lines and figures stay in order next to their call.
-- `TextRenderer` (terminal IPython): prints as it streams; asks y/n/a at the prompt.
+- `TextRenderer` (terminal IPython): prints as it streams; asks y/n/a at the prompt. A
+  task-list change is one line (`tasks: 1/3 done · ◐ Fit model`), not a call and a result.
 - `HeadlessRenderer` (nbclient, papermill, `jupyter execute`): shows nothing live and
   never waits; only the final outputs, so re-runs produce exactly the same cells.
 Every renderer ends with the same final outputs, in the same order (`show_final`): the
@@ -30,9 +31,17 @@ from IPython.display import clear_output, display
 
 from ..options import ToolPermissionContext
 from ..sessions.redact import redact_text
-from ..types import AssistantMessage, Message, StreamEvent, ToolUseBlock, UserMessage
+from ..tools.task_list import CHANGING_TOOLS, TASK_TOOLS, progress_line
+from ..types import (
+    AssistantMessage,
+    Message,
+    StreamEvent,
+    SystemMessage,
+    ToolUseBlock,
+    UserMessage,
+)
 from .cellrun import FinalOutputs
-from .view import LiveView, tool_summary
+from .view import LiveView, ToolCard, boundary_line, tool_summary
 
 __all__ = ["Answer", "Coalescer", "HeadlessRenderer", "LiveRenderer", "Renderer", "TextRenderer",
            "always_adds"]
@@ -381,12 +390,29 @@ class TextRenderer:
         if isinstance(message, AssistantMessage) and isinstance(message.content[0],
                                                                 ToolUseBlock):
             block = message.content[0]
-            self._line(f"→ {block.name} {tool_summary(block.name, block.input)}")
+            if block.name not in TASK_TOOLS or message.parent_tool_use_id:  # see _result
+                self._line(f"→ {block.name} {tool_summary(block.name, block.input)}")
+        elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
+            self._line(f"— {boundary_line(message)} —")
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
             card = self.view.cards.get(getattr(message.content[0], "tool_use_id", ""))
             if card is not None:
-                first = (card.result or "").strip().splitlines()[:3]
-                self._line(f"  {card.status}" + "".join(f"\n  │ {line}" for line in first))
+                self._result(card)
+
+    def _result(self, card: ToolCard) -> None:
+        """A call's status and first lines; a task-list call of the run's own, which
+        printed no line when called, prints one line if it changed the list, its call
+        and result if it failed, nothing if it only read the list."""
+        own_task = card.name in TASK_TOOLS and not card.parent
+        step = card.task_step
+        if own_task and step is not None:
+            if card.name in CHANGING_TOOLS and step.checklist is not None:
+                self._line(progress_line(list(step.checklist)))
+            return
+        if own_task:
+            self._line(f"→ {card.name} {tool_summary(card.name, card.input)}")
+        first = (card.result or "").strip().splitlines()[:3]
+        self._line(f"  {card.status}" + "".join(f"\n  │ {line}" for line in first))
 
     def output_coming(self, call: str | None) -> None:
         pass  # a terminal shows outputs as they come

@@ -19,6 +19,7 @@ from IPython.display import clear_output, display
 from ..agent.loop import run_prompt
 from ..agent.run import Run
 from ..agent.session import Session, reminder
+from ..context.compaction import Compaction
 from ..sessions.record import SessionRecord
 from ..sessions.replay import (
     Divergence,
@@ -35,7 +36,8 @@ from .published import PublishedOutputs
 from .render import Renderer, show_final
 from .replay_cell import DivergenceWatch
 
-__all__ = ["NOT_REPEATED", "RecordedResults", "ReplayCell", "recorded_mcp_tools"]
+__all__ = ["NOT_REPEATED", "RecordedResults", "ReplayCell", "recorded_compactions",
+           "recorded_mcp_tools"]
 
 #: Tools whose effect is on the notebook document itself: the cell an InsertCell call
 #: added is already in the notebook, so a replay answers with the recorded result.
@@ -64,6 +66,17 @@ class RecordedResults:
         answer = self._answers.pop(0)
         return ToolOutput(content=answer.get("content") or "",
                           is_error=bool(answer.get("is_error")))
+
+
+def recorded_compactions(record: SessionRecord) -> dict[int, list[Compaction]]:
+    """The record's compactions by the turn they happened at: a replay compacts there,
+    with the recorded summary (the model is not asked to summarise again)."""
+    found: dict[int, list[Compaction]] = {}
+    for done in record.compactions:
+        found.setdefault(done.turn, []).append(Compaction(
+            summary=done.summary, kept=done.kept, trigger=done.trigger,
+            pre_tokens=done.pre_tokens, post_tokens=done.post_tokens, turn=done.turn))
+    return found
 
 
 def recorded_mcp_tools(record: SessionRecord) -> list[RecordedResults]:
@@ -125,6 +138,7 @@ class ReplayCell:
 
     async def _play(self, body: str) -> FuxiRun:
         run = Run(self.session)
+        run.replay_compactions = recorded_compactions(self.record)
         content = [*([reminder(f"{CONTEXT_TITLE}\n{self.context}")] if self.context else []),
                    {"type": "text", "text": body}]
         diverged: Divergence | None = None

@@ -4,7 +4,9 @@ It folds the message stream (text deltas, thinking, tool calls and results, the
 result) into items and renders them on demand; renderers decide when (coalesced) and
 which slice of the items each of their displays shows (a figure sits between two).
 A running call's card shows its elapsed time and output so far (`progress`); an image it
-returned shows as a thumbnail, numbered, so two figures are told apart.
+returned shows as a thumbnail, numbered, so two figures are told apart. The run's own
+task-list calls are one line per run of them, and the checklist they last showed stays
+just above the status line, updated in place (`sessions/checklist.py`).
 Pure Python: no IPython here, so it is cheap to test.
 """
 
@@ -15,6 +17,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..sessions.checklist import (
+    TASK_TOOLS,
+    TaskCalls,
+    TaskStep,
+    fold_task_steps,
+    task_step,
+    tasks_markdown,
+    tasks_plain,
+)
 from ..sessions.markdown import escape_math, fence
 from ..sessions.transcript import (
     context_details,
@@ -23,6 +34,7 @@ from ..sessions.transcript import (
     input_summary,
     turns_words,
 )
+from ..tools.task_list import ChecklistItem
 from ..types import (
     AssistantMessage,
     Message,
@@ -36,7 +48,7 @@ from ..types import (
     UserMessage,
 )
 
-__all__ = ["THUMBNAIL", "LiveView", "ToolCard", "tool_summary"]
+__all__ = ["THUMBNAIL", "LiveView", "ToolCard", "boundary_line", "tool_summary"]
 
 _RESULT_PREVIEW_LINES = 20
 _RESULT_PREVIEW_CHARS = 3000
@@ -115,6 +127,15 @@ class ToolCard:
     first_figure: int = 1  # the number of its first image
     images: list[tuple[str, str]] = field(default_factory=list)
     thumbnails: list[str] = field(default_factory=list)  # THUMBNAIL keys of `images`
+    parent: str | None = None  # the Agent call of the subagent that made this call
+
+    @property
+    def task_step(self) -> TaskStep | None:
+        """How a task-list call of the run itself shows, when it has not failed and is not
+        waiting for approval (a subagent's list is its own: its calls stay cards)."""
+        if self.name not in TASK_TOOLS or self.parent or self.is_error or self.decision:
+            return None
+        return task_step(self.name, self.input, self.result)
 
     @property
     def status(self) -> str:
@@ -168,6 +189,7 @@ class LiveView:
     run_cost: Any = None  # () -> float | None: what this run cost (None: price unknown)
     figures: int = 0  # images shown in cards so far
     thumbnails: dict[str, tuple[str, str]] = field(default_factory=dict)
+    checklist: tuple[ChecklistItem, ...] | None = None  # the last a task call showed
     _streaming: dict[int, list[str]] = field(default_factory=dict)
 
     def apply(self, message: Message) -> None:
@@ -183,6 +205,8 @@ class LiveView:
             self.status = self._result_status(message)
         elif isinstance(message, SystemMessage) and message.subtype == "informational":
             self.items.append(["note", str(message.data.get("content", ""))])
+        elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
+            self.items.append(["note", boundary_line(message)])
         self.version += 1
 
     def _stream(self, event: dict[str, Any]) -> None:
@@ -204,7 +228,8 @@ class LiveView:
     def _assistant(self, message: AssistantMessage) -> None:
         for block in message.content:
             if isinstance(block, ToolUseBlock):
-                card = ToolCard(block.id, block.name, block.input)
+                card = ToolCard(block.id, block.name, block.input,
+                                parent=message.parent_tool_use_id)
                 self.cards[block.id] = card
                 self.items.append(["tool", card])
             elif isinstance(block, TextBlock) and not self._streamed("text", block.text):
@@ -231,6 +256,9 @@ class LiveView:
                 card.result = _result_text(block.content, card.first_figure)
                 card.is_error = bool(block.is_error)
                 card.duration = time.monotonic() - card.started
+                step = card.task_step
+                if step is not None and step.checklist is not None:
+                    self.checklist = step.checklist
 
     def progress(self, tool_use_id: str, output: str) -> None:
         """A running call's output so far."""
@@ -273,8 +301,10 @@ class LiveView:
         with the status line if `status`. Thumbnails are `THUMBNAIL` keys (see
         `with_thumbnails`)."""
         parts = []
-        for kind, value in self.items[start:end]:
-            if kind == "text" and value:
+        for kind, value in self._shown(start, end):
+            if kind == "tasks":
+                parts.append(tasks_markdown(value))
+            elif kind == "text" and value:
                 parts.append(escape_math(value))
             elif kind == "thinking" and value:
                 parts.append("<details><summary>Thinking</summary>\n\n"
@@ -285,9 +315,17 @@ class LiveView:
                 parts.append(f"> {escape_math(value)}")
             elif kind == "context":
                 parts.append(context_details(value))
+        if status and self.checklist:
+            parts.append(tasks_markdown(TaskCalls((), self.checklist)))
         if status:
             parts.append(f"*{escape_math(self._status_line())}*")
         return "\n\n".join(parts)
+
+    def _shown(self, start: int, end: int | None) -> list[tuple[str, Any]]:
+        """Items `start:end`, the run's consecutive task-list calls as one `tasks` item."""
+        items = [("task", step) if kind == "tool" and (step := value.task_step) is not None
+                 else (kind, value) for kind, value in self.items[start:end]]
+        return fold_task_steps(items, attach=False)
 
     def with_thumbnails(self, markdown: str) -> str:
         """The thumbnail keys in `markdown` replaced by the images, as data URIs."""
@@ -304,13 +342,29 @@ class LiveView:
     def text(self, start: int = 0, end: int | None = None, *, status: bool = True) -> str:
         """Items `start:end` as plain text."""
         parts = []
-        for kind, value in self.items[start:end]:
-            if kind == "tool":
+        for kind, value in self._shown(start, end):
+            if kind == "tasks":
+                parts.append(tasks_plain(value))
+            elif kind == "tool":
                 result = f"\n  {(value.result or '')[:500]}" if value.result else ""
                 parts.append(f"[{value.name}] {tool_summary(value.name, value.input)} "
                              f"({value.status}){result}")
             elif value:
                 parts.append(value if kind != "thinking" else f"(thinking) {value[:200]}")
+        if status and self.checklist:
+            parts.append(tasks_plain(TaskCalls((), self.checklist)))
         if status:
             parts.append(f"[{self._status_line()}]")
         return "\n".join(parts)
+
+
+def boundary_line(message: SystemMessage) -> str:
+    """The one line a `compact_boundary` message is shown as."""
+    from types import SimpleNamespace
+
+    from ..sessions.transcript import compaction_line
+
+    meta = message.data.get("compact_metadata") or {}
+    return compaction_line(SimpleNamespace(trigger=meta.get("trigger", "auto"),
+                                           pre_tokens=int(meta.get("pre_tokens") or 0),
+                                           post_tokens=int(meta.get("post_tokens") or 0)))

@@ -88,19 +88,25 @@ class PermissionEngine:
     """The permission state of one session."""
 
     def __init__(self, options: FuxiAgentOptions, *, cwd: Path, hooks: HookRunner | None = None,
-                 classifier: Classifier | None = None, tools: Iterable[Any] | None = None
-                 ) -> None:
+                 classifier: Classifier | None = None, tools: Iterable[Any] | None = None,
+                 project: Any = None) -> None:
         """`tools` are the tools whose declarations decide (default: the built-ins); a
-        call of any other tool is judged as an undeclared `execute` tool."""
+        call of any other tool is judged as an undeclared `execute` tool. `project`: the
+        session's project settings (settings/project.py): their rules, directories and
+        mode, as far as they apply (what needs trust was held back there)."""
         settings = load_settings(options.settings, cwd)
-        self.mode = options.permission_mode or settings.default_mode or "default"
+        sources = [settings, *(project.permissions if project is not None else [])]
+        self.mode = (options.permission_mode or settings.default_mode
+                     or (project.mode if project is not None else None) or "default")
         check_mode(self.mode)
         self.cwd = cwd
-        dirs = [*options.add_dirs, *(settings.root / d for d in settings.directories)]
+        dirs = [*options.add_dirs, *(settings.root / d for d in settings.directories),
+                *(project.directories if project is not None else [])]
         self.roots = [cwd.resolve(), *(Path(d).expanduser().resolve() for d in dirs)]
         self.rules = {
-            behavior: parse_rules(values, behavior, cwd=cwd) + parse_rules(
-                getattr(settings, behavior), behavior, cwd=cwd, root=settings.root)
+            behavior: parse_rules(values, behavior, cwd=cwd) + [
+                rule for source in sources for rule in parse_rules(
+                    getattr(source, behavior), behavior, cwd=cwd, root=source.root)]
             for behavior, values in (("allow", options.allowed_tools),
                                      ("deny", options.disallowed_tools), ("ask", []))
         }

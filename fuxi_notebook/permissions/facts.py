@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..tools.base import Reach
 from .paths import PathFacts, path_problem, resolve_path
@@ -60,15 +59,8 @@ def call_facts(tool: str, reach: Reach, cwd: Path) -> CallFacts:
 
 
 def normalise_host(url: str) -> str | None:
-    """Lower-case IDNA host without a trailing dot, or None if the URL has no host."""
-    try:
-        host = urlsplit(url).hostname
-    except ValueError:
-        return None
-    if not host:
-        return None
-    host = host.rstrip(".").lower()
-    try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError:
-        return host
+    """Lower-case IDNA host without a trailing dot, or None if the URL has no host (the
+    WebFetch tool's own normalisation: the host judged is the host contacted)."""
+    from ..tools.web_address import url_host
+
+    return url_host(url)

@@ -4,6 +4,10 @@ Shape: `{"permissions": {"allow": [...], "deny": [...], "ask": [...],
 "defaultMode": "...", "additionalDirectories": [...]}}`. Rules written `/path` in a
 settings file are relative to its project root: the folder holding `.fuxi/`, else the
 file's folder. Inline JSON and options rules use the session cwd.
+
+`permissions_from` reads one `permissions` section; `load_settings` uses it strictly
+(an unknown key is an error), the settings sources of `fuxi_notebook.settings` leniently
+(an unknown key is a warning: files written for the comparable tool have more keys).
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from typing import Any
 
 from ..errors import ConfigurationError
 
-__all__ = ["PermissionSettings", "load_settings"]
+__all__ = ["PERMISSION_KEYS", "PermissionSettings", "load_settings", "permissions_from"]
 
-_KEYS = {"allow", "deny", "ask", "defaultMode", "additionalDirectories"}
+#: the keys of a `permissions` section this package reads
+PERMISSION_KEYS = frozenset({"allow", "deny", "ask", "defaultMode", "additionalDirectories"})
 
 
 @dataclass
@@ -58,6 +63,33 @@ def _strings(section: dict[str, Any], key: str, where: str) -> list[str]:
     return list(value)
 
 
+def permissions_from(section: object, *, root: Path, where: str,
+                     strict: bool = True) -> tuple[PermissionSettings, list[str]]:
+    """The `permissions` section `section` (None = none) of a source read from `where`,
+    and warnings. `strict`: an unknown key is a ConfigurationError; else it is ignored
+    with a warning. A wrong type is always a ConfigurationError naming `where` and the key.
+    """
+    if section is None:
+        return PermissionSettings(root=root), []
+    if not isinstance(section, dict):
+        raise ConfigurationError(f"{where}: 'permissions' must be an object")
+    unknown = sorted(set(section) - PERMISSION_KEYS)
+    warnings: list[str] = []
+    if unknown and strict:
+        raise ConfigurationError(f"{where}: unknown permissions key(s) {', '.join(unknown)}; "
+                                 f"expected {', '.join(sorted(PERMISSION_KEYS))}")
+    if unknown:
+        warnings.append(f"{where}: permissions key(s) {', '.join(unknown)} are not supported "
+                        "here and were ignored")
+    mode = section.get("defaultMode")
+    if mode is not None and not isinstance(mode, str):
+        raise ConfigurationError(f"{where}: permissions.defaultMode must be a string")
+    return PermissionSettings(
+        root=root, allow=_strings(section, "allow", where), deny=_strings(section, "deny", where),
+        ask=_strings(section, "ask", where), default_mode=mode,
+        directories=_strings(section, "additionalDirectories", where)), warnings
+
+
 def load_settings(source: str | None, cwd: Path) -> PermissionSettings:
     """Read the permissions of `source` (None = no settings)."""
     if source is None:
@@ -66,17 +98,5 @@ def load_settings(source: str | None, cwd: Path) -> PermissionSettings:
     where = "settings"
     if not isinstance(data, dict):
         raise ConfigurationError(f"{where}: expected a JSON object")
-    section = data.get("permissions", {})
-    if not isinstance(section, dict):
-        raise ConfigurationError(f"{where}: 'permissions' must be an object")
-    unknown = sorted(set(section) - _KEYS)
-    if unknown:
-        raise ConfigurationError(f"{where}: unknown permissions key(s) {', '.join(unknown)}; "
-                                 f"expected {', '.join(sorted(_KEYS))}")
-    mode = section.get("defaultMode")
-    if mode is not None and not isinstance(mode, str):
-        raise ConfigurationError(f"{where}: permissions.defaultMode must be a string")
-    return PermissionSettings(
-        root=root, allow=_strings(section, "allow", where), deny=_strings(section, "deny", where),
-        ask=_strings(section, "ask", where), default_mode=mode,
-        directories=_strings(section, "additionalDirectories", where))
+    settings, _ = permissions_from(data.get("permissions", {}), root=root, where=where)
+    return settings

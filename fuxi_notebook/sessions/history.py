@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigurationError
-from .record import OUTPUT_REF, SessionRecord, image_digest
+from .record import OUTPUT_REF, CompactionRecord, SessionRecord, image_digest
 
 __all__ = ["check_history", "extend_history", "follow_parents", "images_in_outputs",
            "join_records", "resolve_output_refs"]
@@ -70,8 +70,13 @@ def extend_history(history: list[dict[str, Any]], pending: list[dict[str, Any]],
     if pending:
         joined.append({"role": "user", "content": list(pending)})
     images = images_in_outputs(outputs)
-    for message in resolve_output_refs(copy.deepcopy(record.messages), images):
-        _append(joined, message)
+    compactions = {c.at: c for c in record.compactions}
+    messages = resolve_output_refs(copy.deepcopy(record.messages), images)
+    for index, message in enumerate([*messages, None]):
+        if index in compactions:  # the conversation was compacted here: as it was live
+            joined = _compacted(joined, compactions[index], record.cell_id)
+        if message is not None:
+            _append(joined, message)
     owed: list[dict[str, Any]] = []
     if joined and joined[-1]["role"] == "user" and _only_results(joined[-1]["content"]):
         owed = list(joined.pop()["content"])
@@ -80,6 +85,18 @@ def extend_history(history: list[dict[str, Any]], pending: list[dict[str, Any]],
         raise ConfigurationError(f"the saved session records do not make a valid "
                                  f"conversation at cell {record.cell_id}: {problem}")
     return joined, owed
+
+
+def _compacted(history: list[dict[str, Any]], compaction: CompactionRecord,
+               cell_id: str) -> list[dict[str, Any]]:
+    """`history` after a recorded compaction: its summary, then the kept messages."""
+    from ..context.compaction import compacted
+
+    cut = len(history) - compaction.kept
+    if compaction.kept < 1 or cut < 1:
+        raise ConfigurationError(f"the session record of cell {cell_id} holds a compaction "
+                                 f"that keeps {compaction.kept} of {len(history)} messages")
+    return compacted(history, cut, compaction.summary)
 
 
 def _append(history: list[dict[str, Any]], message: dict[str, Any]) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "RECORD_MIME",
     "RECORD_VERSION",
     "ApprovalRecord",
+    "CompactionRecord",
     "ResultSummary",
     "SessionRecord",
     "build_record",
@@ -73,6 +74,20 @@ class ApprovalRecord(BaseModel):
     answers: dict[str, Any] | None = None
 
 
+class CompactionRecord(BaseModel):
+    """One compaction inside a cell's run (see `SessionRecord.compactions`)."""
+
+    model_config = _FROZEN
+
+    at: int
+    kept: int
+    summary: str
+    trigger: Literal["auto", "manual"]
+    pre_tokens: int
+    post_tokens: int
+    turn: int
+
+
 class ResultSummary(BaseModel):
     """The deterministic part of a `ResultMessage` (no cost, usage or durations)."""
 
@@ -110,6 +125,11 @@ class SessionRecord(BaseModel):
     #: tool_use id -> how many outputs (figures, displays) that call showed in the cell:
     #: they sit right after its card, live, in the final outputs and on replay
     shown_outputs: dict[str, int] = {}
+    #: the compactions during this cell's run, in order: `at` = how many of `messages`
+    #: came before it, `kept` = how many of the latest messages it kept, the `summary`
+    #: that replaced the rest, `trigger`, `pre_tokens`, `post_tokens`, and `turn` (the
+    #: model responses before it; replay compacts at the same point with this summary)
+    compactions: list[CompactionRecord] = []
 
     @field_validator("messages")
     @classmethod
@@ -129,7 +149,8 @@ def build_record(*, cell_id: str, session_id: str, parent: str | None, model: st
                  secrets: Iterable[str] = (), cwd: str | None = None,
                  shown_images: Collection[str] = (),
                  kinds: dict[str, str] | None = None,
-                 shown_outputs: Mapping[str, int] | None = None) -> SessionRecord:
+                 shown_outputs: Mapping[str, int] | None = None,
+                 compactions: Iterable[Mapping[str, Any]] = ()) -> SessionRecord:
     """The redacted, size-capped record of one cell's run.
 
     `messages` must be this cell's part of the conversation only (its prompt message and
@@ -153,6 +174,7 @@ def build_record(*, cell_id: str, session_id: str, parent: str | None, model: st
         "cwd": cwd,
         "kinds": dict(kinds or {}),
         "shown_outputs": {str(k): int(v) for k, v in (shown_outputs or {}).items() if v > 0},
+        "compactions": [redact(json_safe(dict(c)), secrets=secrets) for c in compactions],
     }
     try:
         return SessionRecord.model_validate(fields)
@@ -179,7 +201,10 @@ def record_to_output(record: SessionRecord, *,
     `data` is what nbval compares: the record and a one-line summary. `volatile` (cost,
     usage, durations, timestamps) goes to `metadata`, which nbval ignores.
     """
-    data = {RECORD_MIME: record.model_dump(mode="json"), "text/plain": summary_line(record)}
+    # a record without compactions is stored as before they existed (byte-stable outputs)
+    dumped = record.model_dump(mode="json", exclude=set() if record.compactions
+                               else {"compactions"})
+    data = {RECORD_MIME: dumped, "text/plain": summary_line(record)}
     return data, {"fuxi": redact(json_safe(volatile))}
 
 

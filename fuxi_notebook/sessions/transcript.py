@@ -8,7 +8,9 @@ say the same thing; only the syntax differs.
 In markdown each tool call is one folded line (its input, diff and whole result one click
 away), so a modest request takes a screen. A cell that showed outputs (a figure, a
 `display(df)`) is cut into segments after each call that showed them, so the outputs sit
-right after the card of the call that made them (`transcript_segments`).
+right after the card of the call that made them (`transcript_segments`). Successful calls
+of the task-list tools are one line each run of them, and the final checklist follows the
+last of them (`checklist.py`).
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
+from .checklist import TASK_TOOLS, fold_task_steps, task_step, tasks_markdown, tasks_plain
 from .markdown import escape_math, fence
 from .record import OUTPUT_REF, ApprovalRecord, ResultSummary, SessionRecord
 
-__all__ = ["CONTEXT_TITLE", "END_WORDS", "Segment", "context_details", "edit_diff", "end_words",
-           "input_summary", "render_transcript", "render_transcript_text", "result_text",
-           "transcript_segments", "turns_taken", "turns_words"]
+__all__ = ["CONTEXT_TITLE", "END_WORDS", "Segment", "compaction_line", "context_details",
+           "edit_diff", "end_words", "input_summary", "render_transcript",
+           "render_transcript_text", "result_text", "transcript_segments", "turns_taken",
+           "turns_words"]
 
 #: Input fields that say most about a call, best first.
 _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
@@ -69,7 +73,8 @@ class Segment:
     outputs_of: str | None
 
 
-#: (kind, payload): kind is prompt | context | text | thinking | user | tool | end.
+#: (kind, payload): kind is prompt | context | text | thinking | user | tool | tasks | end
+#: (`task`, one task-list call, before consecutive ones are folded into `tasks`).
 _Part = tuple[str, Any]
 #: (one-line summary, full detail or None, language of the detail's code block)
 _Described = tuple[str, str | None, str]
@@ -115,7 +120,10 @@ def _parts(record: SessionRecord, cap: int, end_note: str = "") -> list[_Part]:
     approvals = _approvals_by_id(record.approvals)
     parts: list[_Part] = [("prompt", record.prompt)]
     seen: set[str] = set()
+    compactions = {c.at: c for c in record.compactions}
     for index, message in enumerate(record.messages):
+        if index in compactions:
+            parts.append(("compact", compactions.pop(index)))
         if message["role"] == "user":
             if index > 0:
                 parts.extend(("user", t) for t in _user_texts(message["content"]))
@@ -129,14 +137,15 @@ def _parts(record: SessionRecord, cap: int, end_note: str = "") -> list[_Part]:
                 part = ("tool", _with_outputs(part[1], outputs))
             if part is not None:
                 parts.append(part)
-                if part[0] == "tool":
+                if part[0] in ("tool", "task"):
                     seen.add(wire["id"])
+    parts.extend(("compact", done) for done in compactions.values())  # at the very end
     for tool_use_id, orphans in approvals.items():
         if tool_use_id not in seen:
             notes = "; ".join(_approval_note(a, str) for a in orphans)
             parts.append(("user", f"{orphans[0].tool_name} call not recorded: {notes}"))
     parts.append(("end", (record.result, end_note)))
-    return parts
+    return fold_task_steps(parts)
 
 
 def _with_outputs(tool: _Tool, outputs: int) -> _Tool:
@@ -157,7 +166,11 @@ def _assistant_part(wire: dict[str, Any], results: dict[str, _Result],
     if isinstance(block, ThinkingBlock):
         return ("thinking", block.thinking)
     if isinstance(block, ToolUseBlock):
-        return ("tool", _tool(block, results.get(block.id), approvals.get(block.id, []), cap))
+        result = results.get(block.id)
+        if (block.name in TASK_TOOLS and result is not None and not result[1]
+                and not approvals.get(block.id)):  # a plain success: a line, not a card
+            return ("task", task_step(block.name, block.input, result[0]))
+        return ("tool", _tool(block, result, approvals.get(block.id, []), cap))
     return None
 
 
@@ -370,7 +383,19 @@ def _markdown(part: _Part) -> str:
         return _markdown_tool(payload)
     if kind == "context":
         return context_details(payload)
+    if kind == "tasks":
+        return tasks_markdown(payload)
+    if kind == "compact":
+        return (f"<details><summary>{html.escape(compaction_line(payload))}</summary>\n\n"
+                f"{escape_math(payload.summary.strip())}\n\n</details>")
     return escape_math(_ending(*payload, bold=True))
+
+
+def compaction_line(done: Any) -> str:
+    """One line for a compaction (a record's, or a `compact_boundary` message's data)."""
+    how = "automatically" if done.trigger == "auto" else "on request (/compact)"
+    return (f"Context compacted {how}: {done.pre_tokens:,} → about {done.post_tokens:,} "
+            "tokens; the earlier turns were replaced by a summary")
 
 
 def _markdown_tool(tool: _Tool) -> str:
@@ -464,6 +489,8 @@ def _plain(part: _Part) -> str:
         "user": lambda p: _indent(p.strip(), "> "),
         "context": lambda p: f"(context sent with the prompt: {len(p):,} characters)",
         "tool": _plain_tool,
+        "tasks": tasks_plain,
+        "compact": lambda p: f"— {compaction_line(p)} —",
         "end": lambda p: _ending(*p, bold=False),
     }
     return render[kind](payload)

@@ -65,8 +65,12 @@ class FakeMessagesServer:
         cache_min_tokens: int = 0,
         host: str = "127.0.0.1",
         port: int = 0,
+        context_window: int | None = None,
     ) -> None:
         self.model = model
+        #: a request whose prompt (estimated as `count_tokens` does) is bigger than this
+        #: is rejected as the API rejects a prompt over the model's window
+        self.context_window = context_window
         self.chunk = chunk
         self.host = host
         self.cache = PromptCache(cache_min_tokens)
@@ -323,8 +327,23 @@ class FakeMessagesServer:
                 self._errors.append(f"rejected request: {problem[1]}")
             kind = "request_too_large" if problem[0] == 413 else "invalid_request_error"
             return await self._send_error(writer, problem[0], kind, problem[1])
+        too_long = self._over_window(body)
+        if too_long is not None:
+            with self._lock:
+                self._requests.append(body)
+                self._errors.append(f"rejected request: {too_long}")
+            return await self._send_error(writer, 400, "invalid_request_error", too_long)
         step = self._take_step(body, dict(request.headers))
         return await self._respond(self._resolve(step, body), body, writer)
+
+    def _over_window(self, body: dict[str, Any]) -> str | None:
+        """The API's message for a prompt over the window, or None."""
+        if self.context_window is None:
+            return None
+        tokens = count_tokens(body)
+        if tokens <= self.context_window:
+            return None
+        return f"prompt is too long: {tokens} tokens > {self.context_window} maximum"
 
     async def _respond(
         self, step: Turn | Fault, body: dict[str, Any], writer: asyncio.StreamWriter

@@ -259,8 +259,12 @@ async def test_setting_sources_project_loads_fuxi_md(tmp_path):
     model = ScriptedModel([[text("ok")], [text("ok")]])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, setting_sources=["project"]))
     assert "Always answer in French." in model.requests[0].system[-1]["text"]
+    # None reads every source, as the comparable SDK does; [] reads none
+    model.add([text("ok")])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path))
-    assert all("French" not in b["text"] for b in model.requests[1].system)
+    assert "Always answer in French." in model.requests[1].system[-1]["text"]
+    await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, setting_sources=[]))
+    assert all("French" not in b["text"] for b in model.requests[2].system)
 
 
 async def test_assistant_tool_use_block_has_parsed_input(tmp_path):

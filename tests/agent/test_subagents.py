@@ -146,8 +146,9 @@ async def test_inherited_tools_lose_agent_and_disallowed_tools(tmp_path):
         model=model, cwd=tmp_path, allowed_tools=["Bash"],
         agents=worker(disallowedTools=["Edit", "Bash(rm *)"])))
     child = model.requests[1]
-    assert [t["name"] for t in child.tools] == ["Read", "Write", "Glob", "Grep", "Bash",
-                                                "AskUserQuestion"]
+    assert [t["name"] for t in child.tools] == [
+        "Read", "Write", "Glob", "Grep", "Bash", "AskUserQuestion", "WebFetch", "WebSearch",
+        "TaskCreate", "TaskUpdate", "TaskList", "TaskGet"]
     denied = tool_results(model.requests[2].messages)[0]
     assert denied["is_error"] and "Bash(rm *)" in result_text(denied)
     assert (tmp_path / "gone.txt").exists()
