@@ -61,7 +61,7 @@ EXPORTED = [
     "list_sessions_from_store", "list_subagents", "list_subagents_from_store",
     "load_ipython_extension", "project_key_for_directory", "query", "rename_session",
     "rename_session_via_store", "tag_session", "tag_session_via_store", "tool",
-    "unload_ipython_extension",
+    "trust_project_settings", "unload_ipython_extension",
 ]
 
 

@@ -35,6 +35,7 @@ from ..options import EFFORT_LEVELS, PERMISSION_MODES, AgentDefinition, FuxiAgen
 from ..permissions.rules import parse_rules
 from .front_matter import FrontMatterError, split_front_matter, split_list
 from .plugins import Plugins, load_plugins, setting_folders
+from .project_link import setting_sources
 
 __all__ = ["AgentFileError", "load_file_agents", "parse_agent_file"]
 
@@ -112,7 +113,7 @@ def load_file_agents(options: FuxiAgentOptions, cwd: Path,
     `plugins`: the session's, already loaded (None: loaded here)."""
     agents: dict[str, AgentDefinition] = {}
     plugins = plugins if plugins is not None else load_plugins(options, cwd)
-    for _source, _plugin, folder in setting_folders("agents", options.setting_sources or [],
+    for _source, _plugin, folder in setting_folders("agents", setting_sources(options),
                                                    plugins, cwd):
         if not folder.is_dir():
             continue

@@ -19,6 +19,7 @@ from ..types import Message, ResultMessage
 from .loop import run_prompt
 from .mcp_link import start_servers
 from .persist import Transcript, open_session
+from .project_link import load_project
 from .query import prompt_content
 from .run import Run
 from .session import Session
@@ -59,10 +60,11 @@ class FuxiSDKClient:
     async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
         """Start the session (validating the options) and optionally send a first prompt."""
         if self._worker is None:
-            self._mcp = await start_servers(self.options, self.options.cwd)
+            project = load_project(self.options)  # read once: its servers, its session
+            self._mcp = await start_servers(self.options, self.options.cwd, project)
             try:
-                self.session, self._transcript = await open_session(self.options,
-                                                                    mcp=self._mcp)
+                self.session, self._transcript = await open_session(
+                    self.options, mcp=self._mcp, settings=project)
             except BaseException:
                 await self._close_servers()
                 raise

@@ -43,10 +43,11 @@ from typing import Any
 from ..options import FuxiAgentOptions
 from .front_matter import FrontMatterError, split_front_matter, split_list
 from .plugins import Plugins, load_plugins, setting_folders
+from .project_link import setting_sources
 from .session import REMINDER_OPEN
 
 __all__ = ["Command", "CommandFileError", "Expansion", "expand_prompt", "find_command",
-           "load_commands", "parse_command_file"]
+           "load_commands", "parse_command_file", "prompt_text"]
 
 #: one part of a command's name (a folder or the file's stem)
 _PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -147,7 +148,7 @@ def load_commands(options: FuxiAgentOptions, cwd: Path,
     """The commands of these options, by name (see the module docstring)."""
     plugins = plugins if plugins is not None else load_plugins(options, cwd)
     commands: dict[str, Command] = {}
-    for source, owner, folder in setting_folders("commands", options.setting_sources or [],
+    for source, owner, folder in setting_folders("commands", setting_sources(options),
                                                  plugins, cwd):
         plugin = owner.name if owner is not None else None
         if not folder.is_dir():
@@ -199,7 +200,7 @@ def expand_prompt(content: str | list[dict[str, Any]],
                   commands: dict[str, Command]) -> Expansion:
     """`/name args` replaced by the command's text; anything else as it is. In a content
     list, the first text block counts (context blocks added before it are skipped)."""
-    index, text = _prompt_text(content)
+    index, text = prompt_text(content)
     match = _INVOCATION.match(text) if text is not None else None
     if match is None or not all(_PART.match(part) for part in match[1].split(":")):
         return Expansion(content)  # not a command: `/usr/bin/env` is a path, say
@@ -214,7 +215,7 @@ def expand_prompt(content: str | list[dict[str, Any]],
     return Expansion(blocks, command)
 
 
-def _prompt_text(content: str | list[dict[str, Any]]) -> tuple[int | None, str | None]:
+def prompt_text(content: str | list[dict[str, Any]]) -> tuple[int | None, str | None]:
     """The prompt's text and its block's index (None for a plain string)."""
     if isinstance(content, str):
         return None, content

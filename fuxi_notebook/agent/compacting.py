@@ -41,10 +41,9 @@ _NOTHING = "Nothing to compact yet: the conversation has no earlier turns to sum
 def compact_command(content: str | list[dict[str, Any]]) -> str | None:
     """The instructions of a `/compact [instructions]` prompt ("" for none); None when
     the prompt is something else."""
-    text = content if isinstance(content, str) else (
-        content[0].get("text", "") if len(content) == 1 and content[0].get("type") == "text"
-        else "")
-    stripped = text.strip()
+    from .commands import prompt_text
+
+    stripped = (prompt_text(content)[1] or "").strip()  # context blocks before it: skipped
     if stripped != COMPACT_COMMAND and not stripped.startswith(COMPACT_COMMAND + " ") and (
             not stripped.startswith(COMPACT_COMMAND + "\n")):
         return None

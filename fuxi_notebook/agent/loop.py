@@ -55,6 +55,8 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
     run only (run_model.py)."""
     session = run.session
     yield session.init_message()
+    for note in session.setup_notes():  # what the project's settings could not apply
+        yield informational(note)
     manual = None if session.options.verbatim_prompts else compact_command(content)
     if manual is not None:  # `/compact [instructions]`: the conversation is summarised now
         async with contextlib.aclosing(compact_now(run, manual)) as messages:

@@ -17,17 +17,22 @@ from ..options import FuxiAgentOptions
 __all__ = ["start_servers"]
 
 
-async def start_servers(options: FuxiAgentOptions, cwd: str | Path | None) -> Any:
-    """The started `McpServers` of `options.mcp_servers` (None when there are none).
+async def start_servers(options: FuxiAgentOptions, cwd: str | Path | None,
+                        project: Any = None) -> Any:
+    """The started `McpServers` of `options.mcp_servers` and of the project's trusted
+    `.mcp.json` (`project`: see project_link.py); None when there are none.
 
     Raises ConfigurationError for a config that cannot be used (nothing is started).
     """
-    if not options.mcp_servers:
+    from .project_link import project_servers
+
+    configs = project_servers(options, project)
+    if not configs:
         return None
     from ..mcp_servers import McpServers, parse_mcp_servers
 
     where = Path(cwd).expanduser() if cwd is not None else Path.cwd()
-    servers = McpServers(parse_mcp_servers(options.mcp_servers, base=where), cwd=where,
+    servers = McpServers(parse_mcp_servers(configs, base=where), cwd=where,
                          log=_logger(options))
     await servers.start()
     return servers

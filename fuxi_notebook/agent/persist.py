@@ -45,7 +45,8 @@ _T = TypeVar("_T")
 
 
 async def open_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | None = None,
-                       mcp: Any = None) -> tuple[Session, Transcript | None]:
+                       mcp: Any = None, settings: Any = None
+                       ) -> tuple[Session, Transcript | None]:
     """The session the options ask for, and where its runs are written (None: nowhere).
 
     Raises ConfigurationError for conflicting session options, an unknown session or
@@ -58,7 +59,8 @@ async def open_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | No
     project = project_key_for_directory(cwd)
     reader = _Reader(store, options.load_timeout_ms)
     conversation, written = await _conversation(options, reader, project, cwd)
-    session = Session(options, extra_tools=extra_tools, conversation=conversation, mcp=mcp)
+    session = Session(options, extra_tools=extra_tools, conversation=conversation, mcp=mcp,
+                      project=settings)
     skipped = os.environ.get(SKIP_ENV, "").strip().lower() in ("1", "true", "yes")
     if not options.persist_session or (options.session_store is None and skipped):
         return session, None

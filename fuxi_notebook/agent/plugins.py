@@ -107,7 +107,9 @@ def setting_folders(kind: str, sources: list[str], plugins: Plugins,
     folders: list[tuple[str, Plugin | None, Path]] = [
         ("plugin", plugin, plugin.root / kind) for plugin in plugins.found]
     if "user" in sources:
-        folders.append(("user", None, Path.home() / ".fuxi" / kind))
+        from ..sessions.store import config_dir  # ~/.fuxi, or FUXI_CONFIG_DIR
+
+        folders.append(("user", None, config_dir() / kind))
     if "project" in sources:
         folders.append(("project", None, cwd / ".fuxi" / kind))
     return folders

@@ -16,6 +16,7 @@ from ..types import Message, ResultMessage
 from .loop import run_prompt
 from .mcp_link import start_servers
 from .persist import open_session, recorded
+from .project_link import load_project
 from .run import Run
 
 __all__ = ["prompt_content", "query"]
@@ -55,9 +56,10 @@ async def query(
         ConfigurationError: the options are unusable (before anything is yielded).
     """
     options = options or FuxiAgentOptions()
-    servers = await start_servers(options, options.cwd)
+    project = load_project(options)  # read once: its servers, then its session
+    servers = await start_servers(options, options.cwd, project)
     try:
-        async with contextlib.aclosing(_runs(prompt, options, servers)) as messages:
+        async with contextlib.aclosing(_runs(prompt, options, servers, project)) as messages:
             async for message in messages:
                 yield message
     finally:  # the servers live as long as this query (no process outlives it)
@@ -66,8 +68,8 @@ async def query(
 
 
 async def _runs(prompt: str | AsyncIterable[dict[str, Any]], options: FuxiAgentOptions,
-                servers: Any) -> AsyncIterator[Message]:
-    session, transcript = await open_session(options, mcp=servers)
+                servers: Any, project: Any) -> AsyncIterator[Message]:
+    session, transcript = await open_session(options, mcp=servers, settings=project)
     if isinstance(prompt, str):
         last: ResultMessage | None = None
         async with contextlib.aclosing(recorded(run_prompt(Run(session), prompt), session,

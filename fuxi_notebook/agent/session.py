@@ -191,6 +191,24 @@ class Session:
                            [*self.history, *self.pending_messages()])
         return [*web, *tasks]
 
+    def nested_memory(self, file_path: Any) -> list[str]:
+        """The FUXI.md files of the folders between the project and a file the model has
+        just read, not shown before (each once a session): the rules of a subfolder
+        reach the model when it works there."""
+        if "project" not in self.project.sources or not isinstance(file_path, str):
+            return []
+        from ..settings import nested_memory
+
+        shown = self._memory_shown
+        if shown is None:
+            shown = self._memory_shown = {str(m.path) for m in self.project.memory}
+        found = nested_memory(self.tool_ctx.resolve(file_path), self.cwd, shown)
+        shown.update(str(path) for path, _ in found)
+        return [f"Contents of {path} (instructions for the files in its folder):\n\n{text}"
+                for path, text in found]
+
+    _memory_shown: set[str] | None = None
+
     def continued(self, options: FuxiAgentOptions, *,
                   extra_tools: list[Any] | None = None) -> Session:
         """This conversation going on under new options (model, tools, limits, rules).
@@ -261,6 +279,19 @@ class Session:
             self._window = (self.model_name, self._new_window())
 
     _stated_window: int | None = None
+
+    def setup_notes(self) -> list[str]:
+        """What the user must know about the project's settings, once a session: what
+        was held back for want of trust, and what was skipped."""
+        if self._noted:
+            return []
+        self._noted = True
+        from .project_link import held_back_note
+
+        note = held_back_note(self.project)
+        return [*([note] if note else []), *self.project.warnings]
+
+    _noted: bool = False
 
     def init_message(self) -> SystemMessage:
         """The `init` system message that starts every run."""

@@ -98,10 +98,10 @@ def read_instructions(skill: SkillFile) -> str:
 
 
 def skill_sources(options: FuxiAgentOptions) -> list[str]:
-    """The setting sources skills load from: `skills` set makes None mean user+project."""
-    if options.setting_sources is None and options.skills is not None:
-        return ["user", "project"]
-    return list(options.setting_sources or [])
+    """The setting sources skills load from (None: all, as for every setting)."""
+    from .project_link import setting_sources
+
+    return setting_sources(options)
 
 
 def _found(options: FuxiAgentOptions, cwd: Path, plugins: Plugins) -> dict[str, SkillFile]:

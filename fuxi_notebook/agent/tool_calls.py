@@ -266,7 +266,10 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     duration_ms = int((time.monotonic() - started) * 1000)
     run.log(f"tool {call['name']} ({call['id']}) "
             f"{'failed' if output.is_error else 'finished'} in {duration_ms} ms")
-    return await _after(run, call, tool_input, output, duration_ms)
+    outcome = await _after(run, call, tool_input, output, duration_ms)
+    if not output.is_error and call["name"] == "Read":
+        outcome.context.extend(session.nested_memory(tool_input.get("file_path")))
+    return outcome
 
 
 def _tampered(run: Run, tool_name: str) -> str | None:

@@ -170,11 +170,23 @@ def _attention(waiting: bool, tool_name: str) -> dict[str, str]:
 async def ask_replay(summary_markdown: str) -> bool:
     """Replay / Cancel for the first replay in a notebook; the card leaves no output
     (the cell's earlier outputs go with it: the replay shows the recorded run whole)."""
+    return await _yes_or_no(summary_markdown, "Replay", "Cancel")
+
+
+async def ask_trust(summary_markdown: str) -> bool:
+    """Trust this folder / Not now, for a project whose settings would run code; the card
+    leaves no output either (what was decided is in the cell's notes)."""
+    return await _yes_or_no(summary_markdown, "Trust this folder", "Not now")
+
+
+async def _yes_or_no(summary_markdown: str, yes: str, no: str) -> bool:
+    """A card with the summary and two buttons; True for `yes`."""
     from IPython.display import Markdown
 
     future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-    replay = widgets.Button(description="Replay", button_style="success")
-    cancel = widgets.Button(description="Cancel", button_style="danger")
+    replay = widgets.Button(description=yes, button_style="success",
+                            layout=widgets.Layout(width="auto"))
+    cancel = widgets.Button(description=no, button_style="danger")
     replay.on_click(lambda _: _resolve(future, ("allow", None, None)))
     cancel.on_click(lambda _: _resolve(future, ("deny", None, None)))
     text = widgets.Output()

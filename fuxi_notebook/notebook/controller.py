@@ -73,6 +73,8 @@ class NotebookAgent:
         self.context = KernelContext(shell)
         self.mcp = KernelServers()
         self.replay_trusted = False
+        #: fingerprints of project settings the user chose not to trust (asked once)
+        self.trust_declined: set[str] = set()
         self.runs = 0
         self.turns = 0
 
@@ -176,7 +178,28 @@ class NotebookAgent:
             value = {"type": "json_schema", "schema": value}
         return value
 
-    async def _servers(self, args: CellArgs) -> Any:
+    async def _project(self, options: FuxiAgentOptions, renderer: Renderer,
+                       *, ask: bool) -> Any:
+        """The project settings of the cell's `--cwd` (see agent/project_link.py). What
+        needs trust and is not trusted: a card says what it would enable (once per
+        content, and not on replay); trusting it is stored for that folder and content."""
+        from ..agent.project_link import load_project
+        from ..settings import trust_project
+
+        try:
+            project = load_project(options)
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: {error}") from None
+        if (ask and project.needs_trust and renderer.interactive
+                and project.fingerprint not in self.trust_declined):
+            async with ticking():  # "Interrupt kernel" must reach a waiting card too
+                trusted = await renderer.confirm_trust(_trust_summary(project))
+            if trusted:
+                return trust_project(project)
+            self.trust_declined.add(project.fingerprint)
+        return project
+
+    async def _servers(self, args: CellArgs, project: Any = None) -> Any:
         """The MCP servers the cell may use (`--mcp-config`, and the kernel's `@fuxi_tool`
         functions), started now if they are not running yet; None when there are none."""
         from ..mcp_servers import parse_mcp_servers
@@ -187,6 +210,8 @@ class NotebookAgent:
         try:
             configs = {} if given is None else parse_mcp_servers(
                 self._mcp_value(given), base=cwd)
+            if project is not None:  # a trusted project's .mcp.json (the cell's own win)
+                configs = {**project.mcp_servers, **configs}
             return await self.mcp.for_cell(configs, kernel_functions(self.shell.user_ns),
                                            cwd.resolve())
         except ConfigurationError as error:
@@ -203,19 +228,26 @@ class NotebookAgent:
             return value
         return given
 
-    def offered_tools(self) -> list[tuple[str, str, str]]:
-        """`%fuxi tools`: what a cell with the current defaults offers the model, as
-        (name, kind, where it comes from); MCP servers count once they run."""
+    def probe(self, what: str) -> Session:
+        """A session with the current defaults that is never run (no client, no model
+        call): what a cell would be offered. `what` names the `%fuxi` command asking."""
         from ..models.scripted import ScriptedModel
         from .kernel_tools import kernel_tools
 
         options = self._options(CellArgs())
         options.model = ScriptedModel([])  # only the tool list is wanted: no client
         try:
-            session = _session(options, extra_tools=kernel_tools(self.shell),
-                               mcp=self.mcp.current())
+            return _session(options, extra_tools=kernel_tools(self.shell),
+                            mcp=self.mcp.current())
         except ConfigurationError as error:
-            raise UsageError(f"%fuxi tools: {error}") from None
+            raise UsageError(f"%fuxi {what}: {error}") from None
+
+    def offered_tools(self) -> list[tuple[str, str, str]]:
+        """`%fuxi tools`: what a cell with the current defaults offers the model, as
+        (name, kind, where it comes from); MCP servers count once they run."""
+        from .kernel_tools import kernel_tools
+
+        session = self.probe("tools")
         kernel = {tool.name for tool in kernel_tools(self.shell)}
         rows = []
         for name in session.registry.names():
@@ -333,10 +365,13 @@ class NotebookAgent:
                   list(conversation.permission_updates))
         tools = [RecordedResults(t, record) if t.name in NOT_REPEATED else t
                  for t in kernel_tools(self.shell)] + recorded_mcp_tools(record)
+        project = await self._project(options, renderer, ask=False)
         try:
-            session = _session(options, extra_tools=tools, conversation=conversation)
+            session = _session(options, extra_tools=tools, conversation=conversation,
+                               project=project)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
+        told = session.setup_notes()
         self._guard(session)
         approvals.policy = session.permissions.not_allowed
         watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
@@ -347,6 +382,7 @@ class NotebookAgent:
         try:
             run = await replay.play(body)
         finally:  # the conversation goes on from the record, not from the re-run
+            _tell(told)
             problem = self._check(session, "during this cell")
             saved = list(cell.saved.outputs) if cell.saved is not None else []
             outputs = saved + replay.published.outputs
@@ -370,12 +406,14 @@ class NotebookAgent:
             options.max_turns = HEADLESS_MAX_TURNS  # in _live only: replays are not cut short
         approvals = Approvals(renderer) if renderer.interactive else None
         options.can_use_tool = approvals.decide if approvals else None
-        servers = await self._servers(args)
+        project = await self._project(options, renderer, ask=True)
+        servers = await self._servers(args, project)
         try:
             session = _session(options, extra_tools=kernel_tools(self.shell),
-                               conversation=plan.conversation, mcp=servers)
+                               conversation=plan.conversation, mcp=servers, project=project)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
+        told = session.setup_notes()
         self._guard(session)
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
                         options=args.settings(), context=self._context(args, body),
@@ -383,6 +421,7 @@ class NotebookAgent:
         try:
             run = await live.play(body)
         finally:
+            _tell(told)  # after the run: a live view's final outputs replace what was before
             problem = self._check(session, "during this cell")
             if live.record is not None:
                 self._keep(session, live.record, live.published.outputs, session.snapshot(),
@@ -418,6 +457,31 @@ def _session(options: FuxiAgentOptions, **kwargs: Any) -> Session:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CanUseToolShadowedWarning)
         return Session(options, **kwargs)
+
+
+def _tell(notes: list[str]) -> None:
+    """What the project's settings could not apply (held back for want of trust, or
+    skipped) goes to the cell's stderr after the run: it stays visible in every frontend."""
+    for note in notes:
+        print(f"fuxi: {note}", file=sys.stderr)
+
+
+def _trust_summary(project: Any) -> str:
+    """The trust card's text: what the folder's settings would run or allow."""
+    from ..sessions.markdown import code_span, escape_math
+
+    lines = [f"**The project settings in {code_span(str(project.root))} would run code or "
+             "widen what runs without asking.** Nothing of it applies until you trust this "
+             "folder (with exactly this content):", ""]
+    lines += [f"- {item.kind.replace('_', ' ')}: {code_span(item.description)} "
+              f"(from {code_span(item.file.name if item.file else item.source)})"
+              for item in project.held_back]
+    if project.trust_changes is not None:
+        lines += ["", "It was trusted before with other content; changed since:"]
+        lines += [f"- added: {code_span(line)}" for line in project.trust_changes.added]
+        lines += [f"- removed: {code_span(line)}" for line in project.trust_changes.removed]
+    lines += ["", "*Not now* runs the cell without them."]
+    return escape_math("\n".join(lines))
 
 
 def _json(text: str, what: str) -> Any:

@@ -152,7 +152,7 @@ class FuxiMagics(Magics):
     @line_magic("fuxi")
     def fuxi_line(self, line: str) -> Any:
         """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi models`; `%fuxi tools`;
-        `%fuxi reset`; `%fuxi config [options]`."""
+        `%fuxi commands`; `%fuxi skills`; `%fuxi reset`; `%fuxi config [options]`."""
         words = shlex.split(line)
         agent = agent_for(self.shell)
         if not words:
@@ -171,9 +171,11 @@ class FuxiMagics(Magics):
             return _models(agent)
         if words[0] == "tools":
             return _tools(agent)
+        if words[0] in ("commands", "skills"):
+            return _listing(agent, words[0])
         raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi sessions, "
-                         "%fuxi models, %fuxi tools, %fuxi reset or %fuxi config [options] "
-                         "(see %%fuxi? for the options)")
+                         "%fuxi models, %fuxi tools, %fuxi commands, %fuxi skills, "
+                         "%fuxi reset or %fuxi config [options] (see %%fuxi? for the options)")
 
 
 def _configure(agent: Any, rest: str) -> None:
@@ -248,6 +250,38 @@ def _tools(agent: Any) -> None:
     markdown = "\n".join([f"**{head}**", "", *lines, *(["", *notes] if notes else [])])
     text = "\n".join([f"{head}:", *plain, *notes])
     display({"text/markdown": escape_math(markdown), "text/plain": text}, raw=True)
+
+
+def _listing(agent: Any, what: str) -> None:
+    """`%fuxi commands` / `%fuxi skills`: what a cell can use, where each comes from, and
+    how to use it (`/name args` as a cell's prompt; the model calls a skill itself)."""
+    from IPython.display import display
+
+    from ..agent.skills import SKILL_TOOL
+    from ..sessions.markdown import code_span, escape_math
+
+    session = agent.probe(what)
+    if what == "commands":
+        rows = [(f"/{c.name}" + (f" {c.argument_hint}" if c.argument_hint else ""),
+                 c.description or "", c.plugin or c.source) for c in session.commands.values()]
+        use = "Write `/name arguments` as a %%fuxi cell's prompt."
+    else:
+        tool = session.registry.get(SKILL_TOOL)
+        skills = getattr(tool, "skills", {}) if tool is not None else {}
+        rows = [(name, skill.description, skill.source) for name, skill in skills.items()]
+        use = "The model loads a skill's instructions when the task needs it."
+    where = ", ".join(session.project.sources) or "none"
+    if not rows:
+        text = (f"fuxi: no {what} found (setting sources: {where}; they live in "
+                f".fuxi/{what}/ of the project, the user folder, or a plugin).")
+        display({"text/markdown": escape_math(text), "text/plain": text}, raw=True)
+        return
+    head = f"**{len(rows)} {what}** (setting sources: {where}). {use}"
+    lines = [head, "", f"| {what[:-1]} | description | from |", "|---|---|---|",
+             *(f"| {code_span(a)} | {escape_math(b)} | {c} |" for a, b, c in rows)]
+    plain = [head.replace("**", "").replace("`", ""),
+             *(f"  {a} · {b} · {c}" for a, b, c in rows)]
+    display({"text/markdown": "\n".join(lines), "text/plain": "\n".join(plain)}, raw=True)
 
 
 def _models(agent: Any) -> None:

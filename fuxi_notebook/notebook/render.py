@@ -76,6 +76,8 @@ class Renderer(Protocol):
 
     async def confirm_replay(self, summary: str) -> bool: ...
 
+    async def confirm_trust(self, summary: str) -> bool: ...
+
     def finish(self, final: FinalOutputs) -> None: ...
 
     def close(self) -> None: ...
@@ -307,6 +309,11 @@ class LiveRenderer:
 
         return await ask_replay(summary)
 
+    async def confirm_trust(self, summary: str) -> bool:
+        from .approval_widgets import ask_trust
+
+        return await ask_trust(summary)
+
     def finish(self, final: FinalOutputs) -> None:
         """The live view, cards and decision lines give way to the final outputs, in the
         order a replay produces them (the transcript records every decision)."""
@@ -352,6 +359,9 @@ class HeadlessRenderer:
 
     async def confirm_replay(self, summary: str) -> bool:
         return False  # nobody can answer: headless replay needs an explicit request
+
+    async def confirm_trust(self, summary: str) -> bool:
+        return False  # nobody can answer: a headless run never trusts a folder
 
     def finish(self, final: FinalOutputs) -> None:
         show_final(final, republish=True)
@@ -464,6 +474,11 @@ class TextRenderer:
     async def confirm_replay(self, summary: str) -> bool:
         self._line(summary.replace("**", "").replace("`", ""))
         return self._read("  Replay? [y]es / [n]o: ").strip().lower() in ("y", "yes")
+
+    async def confirm_trust(self, summary: str) -> bool:
+        self._line(summary.replace("**", "").replace("`", ""))
+        return self._read("  Trust this folder? [y]es / [n]o: ").strip().lower() in (
+            "y", "yes")
 
     def finish(self, final: FinalOutputs) -> None:
         if self._open_text:

@@ -106,6 +106,12 @@ def protected_reason(facts: PathFacts) -> str | None:
 
 
 def _protected_one(path: Path) -> str | None:
+    from ..sessions.store import config_dir
+
+    user = Path(os.path.realpath(config_dir()))  # settings, hooks, trusted folders
+    if _fold(str(path)) == _fold(str(user)) or _fold(str(path)).startswith(
+            _fold(str(user)) + os.sep):
+        return f"{path} is inside the fuxi configuration folder ({user}/)"
     parts = [_fold(part) for part in path.parts]
     joined = "/".join(parts)
     for directory in PROTECTED_DIRS:

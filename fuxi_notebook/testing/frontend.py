@@ -26,6 +26,12 @@ class Card:
 
     buttons: dict[str, str] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
+    #: what the cell displayed since the previous card (a card's own text among it)
+    shown: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.shown)
 
 
 #: Given a card, the label of the button to click and text for its first text box.
@@ -125,6 +131,10 @@ class NotebookFrontend:
                     self._answer(card, decide)
                 card = Card()
             else:
+                if kind == "display_data":
+                    data = body.get("data") or {}
+                    card.shown.append(str(data.get("text/markdown") or data.get("text/plain")
+                                          or ""))
                 outputs.add(message)
 
     def _reply(self, msg_id: str, timeout: float) -> str:

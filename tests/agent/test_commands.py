@@ -127,6 +127,7 @@ async def test_a_plugin_command_answers_to_its_short_name(tmp_path):
 async def test_user_overrides_plugin_and_project_overrides_user(tmp_path, monkeypatch):
     home, project = tmp_path / "home", tmp_path / "project"
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(home / ".fuxi"))  # the user folder
     plugin = _plugin(tmp_path / "demo")
     _write(home / ".fuxi" / "commands" / "demo" / "greet.md", "User greeting.\n")
     _write(home / ".fuxi" / "commands" / "review.md", "User review.\n")
@@ -141,10 +142,11 @@ async def test_user_overrides_plugin_and_project_overrides_user(tmp_path, monkey
 
 
 @pytest.mark.parametrize(("sources", "loaded"), [
-    (None, []), (["user"], ["mine"]), (["project"], ["ours"]),
+    (None, ["mine", "ours"]), ([], []), (["user"], ["mine"]), (["project"], ["ours"]),
     (["user", "project"], ["mine", "ours"])])
 async def test_setting_sources_choose_the_folders(tmp_path, monkeypatch, sources, loaded):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(tmp_path / "home" / ".fuxi"))  # the user folder
     _write(tmp_path / "home" / ".fuxi" / "commands" / "mine.md", "Mine.\n")
     _write(tmp_path / "project" / ".fuxi" / "commands" / "ours.md", "Ours.\n")
     model = ScriptedModel([[text("ok")]])

@@ -255,3 +255,18 @@ async def test_a_bad_context_window_is_a_clear_error(tmp_path, window):
 
     with pytest.raises(ConfigurationError, match="context_window"):
         await collect("hi", _options(ScriptedModel([]), tmp_path, context_window=window))
+
+
+async def test_compact_is_recognised_after_context_blocks(tmp_path):
+    """The notebook sends the kernel's context before the prompt: `/compact` still counts."""
+    from fuxi_notebook.agent.session import reminder
+
+    model = ScriptedModel([])
+    content = [reminder("Variables: df (DataFrame)"), {"type": "text", "text": "/compact"}]
+    messages, error = await collect(_single(content), _options(model, tmp_path))
+    assert error is None and "Nothing to compact" in messages[-1].result
+    assert model.requests == []
+
+
+async def _single(content: list[dict[str, Any]]) -> Any:
+    yield {"type": "user", "message": {"role": "user", "content": content}}

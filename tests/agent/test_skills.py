@@ -56,6 +56,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "home"
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(folder / ".fuxi"))  # the user folder
     return folder
 
 
@@ -211,7 +212,7 @@ def _break(folder: Path) -> Any:
 async def test_sources_load_only_as_setting_sources_say(project, home):
     _skill(_skills_of(project), "proj", _simple("proj"))
     _skill(_skills_of(home), "mine", _simple("mine"))
-    cases = [(None, []), ([], []), (["project"], ["proj"]), (["user"], ["mine"]),
+    cases = [(None, ["mine", "proj"]), ([], []), (["project"], ["proj"]), (["user"], ["mine"]),
              (["user", "project"], ["mine", "proj"])]
     for sources, expected in cases:
         _, init = await _run(FuxiAgentOptions(cwd=project, setting_sources=sources))

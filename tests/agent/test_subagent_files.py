@@ -66,11 +66,12 @@ def test_malformed_files_say_why(text_, why):
         parse_agent_file(text_, default_name="x")
 
 
-async def test_project_agents_load_only_with_the_project_setting_source(tmp_path):
+async def test_project_agents_load_with_the_project_setting_source(tmp_path):
     _write(tmp_path / ".fuxi" / "agents", "reviewer.md", REVIEWER)
     model = ScriptedModel([[text("a")], [text("b")]])
-    assert (await _init(FuxiAgentOptions(model=model, cwd=tmp_path)))["agents"] == []
-    init = await _init(FuxiAgentOptions(model=model, cwd=tmp_path, setting_sources=["project"]))
+    none = FuxiAgentOptions(model=model, cwd=tmp_path, setting_sources=["user"])
+    assert (await _init(none))["agents"] == []
+    init = await _init(FuxiAgentOptions(model=model, cwd=tmp_path))  # None: every source
     assert init["agents"] == ["general-purpose", "reviewer"]
 
 
@@ -91,6 +92,7 @@ async def test_a_file_agent_runs_with_its_settings(tmp_path):
 async def test_user_and_plugin_agents_and_what_overrides_what(tmp_path, monkeypatch):
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(home / ".fuxi"))  # the user folder
     project = tmp_path / "project"
     plugin = tmp_path / "plugin"
     _write(plugin / "agents", "helper.md", "---\ndescription: from the plugin\n---\nP\n")
