@@ -14,8 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PRICES", "PRICES_SOURCE_DATE", "PRICE_UNKNOWN", "Price", "cost_usd", "format_cost",
-           "is_known_model", "model_family", "models_table", "price_for"]
+__all__ = ["PRICES", "PRICES_SOURCE_DATE", "PRICE_UNKNOWN", "WEB_SEARCH_USD", "Price",
+           "cost_usd", "format_cost", "is_known_model", "model_family", "models_table",
+           "price_for"]
 
 PRICES_SOURCE_DATE = "2026-10-31"
 
@@ -99,11 +100,18 @@ def price_for(model: str, prompt_tokens: int = 0) -> Price | None:
     return PRICES[family]
 
 
+#: USD per server-side web search (`usage.server_tool_use.web_search_requests`): the
+#: public $10 per 1,000 searches. Not in the reference price collection of 2026-10-31:
+#: the long-standing list price, to be checked against the pricing page when it moves.
+WEB_SEARCH_USD = 10 / 1_000
+
+
 def cost_usd(model: str, usage: dict[str, Any]) -> float | None:
     """The estimated cost of one response's usage; None when `model` has no known price.
 
     Cache writes are split by TTL when the API reports `cache_creation`; otherwise all of
-    `cache_creation_input_tokens` is priced at the 5-minute rate.
+    `cache_creation_input_tokens` is priced at the 5-minute rate. Web searches the
+    response ran are priced per search (`WEB_SEARCH_USD`).
     """
     fresh = usage.get("input_tokens") or 0
     written = usage.get("cache_creation_input_tokens") or 0
@@ -122,7 +130,9 @@ def cost_usd(model: str, usage: dict[str, Any]) -> float | None:
         + read * price.read
         + output * price.output
     )
-    return total / 1_000_000
+    server = usage.get("server_tool_use") or {}
+    searches = server.get("web_search_requests") or 0 if isinstance(server, dict) else 0
+    return total / 1_000_000 + searches * WEB_SEARCH_USD
 
 
 def format_cost(cost: float | None, *, estimate: bool = False) -> str:

@@ -127,6 +127,14 @@ class FuxiMagics(Magics):
         (nbclient, papermill) they are denied with a message saying how to allow them.
         The result is in `_fuxi`; the cell keeps a transcript and a session record.
 
+        Project settings: FUXI.md, `.fuxi/settings.json` (and `settings.local.json`), the
+        commands in `.fuxi/commands/` (`/name args` as the prompt), skills and output
+        styles of the working folder and of your own `~/.fuxi/`. What would run code or
+        widen permissions (hook commands, `.mcp.json` servers, allow rules, modes, env)
+        waits until you trust the folder on the card a cell shows. Long conversations are
+        compacted near the context window (one line in the cell); `/compact [what to
+        keep]` as the prompt compacts now, and `%fuxi` shows how full the context is.
+
         Examples::
 
             %%fuxi
@@ -141,6 +149,8 @@ class FuxiMagics(Magics):
             %fuxi sessions   # the sessions recorded in this notebook
             %fuxi models     # the models with a known price, and the default
             %fuxi tools      # what the model is offered, and the MCP servers' state
+            %fuxi commands   # the /commands a cell's prompt can start with
+            %fuxi skills     # the skills the model can load
             %fuxi reset      # start a new conversation (and stop the MCP servers)
         """
         if not cell.strip():

@@ -265,3 +265,13 @@ def test_declaration():
     tool = search_tool(None)
     assert tool.kind == "network" and tool.always_allow({"query": "x"}) == "WebSearch"
     assert tool.reach({"query": "x"}).url is None and not tool.reach({"query": "x"}).paths
+
+
+def test_each_web_search_is_priced_on_top_of_the_tokens():
+    from fuxi_notebook.pricing import WEB_SEARCH_USD, cost_usd
+
+    tokens = {"input_tokens": 1_000, "output_tokens": 100}
+    plain = cost_usd("claude-sonnet-5-5", tokens)
+    searched = cost_usd("claude-sonnet-5-5", {**tokens,
+                                              "server_tool_use": {"web_search_requests": 3}})
+    assert plain is not None and searched == pytest.approx(plain + 3 * WEB_SEARCH_USD)
