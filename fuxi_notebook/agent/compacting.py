@@ -151,6 +151,9 @@ async def _compact(run: Run, trigger: str, instructions: str | None, *,
             run.compact_note = f"The conversation could not be compacted: {problem}"
             yield informational(run.compact_note)
             return
+        tasks = session.conversation.tasks
+        if tasks.visible():  # the calls that built it go: the list itself stays
+            summary += f"\n\nThe task list at this point:\n{tasks.checklist()}"
     before = list(history)
     session.history = compacted(history, cut, summary)
     session.meter.forget()

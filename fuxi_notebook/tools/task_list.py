@@ -203,6 +203,8 @@ class TaskList:
         """Apply the TaskCreate/TaskUpdate calls of a message history that succeeded, in
         order (a created task keeps the id its result gave). Returns this list."""
         messages = list(messages)
+        if messages:
+            self._seed(messages[0])
         results = {block.get("tool_use_id"): block for block in _blocks(messages, "user")
                    if block.get("type") == "tool_result"}
         for call in _blocks(messages, "assistant"):
@@ -213,6 +215,16 @@ class TaskList:
                 continue
             self._apply(call["name"], call["input"], _text(result.get("content")))
         return self
+
+    def _seed(self, first: Mapping[str, Any]) -> None:
+        """A compacted history starts with its summary, which carries the checklist as it
+        was (the calls that built it were summarised away): start from that."""
+        from ..context.compaction import is_summary
+
+        if not self.touched and is_summary(dict(first)):
+            for item in parse_checklist(_text(first.get("content"))) or []:
+                task = self.create(item.subject, task_id=item.id)
+                task.status = item.status  # type: ignore[assignment]
 
     @classmethod
     def from_history(cls, messages: Iterable[Mapping[str, Any]]) -> TaskList:

@@ -270,3 +270,25 @@ async def test_compact_is_recognised_after_context_blocks(tmp_path):
 
 async def _single(content: list[dict[str, Any]]) -> Any:
     yield {"type": "user", "message": {"role": "user", "content": content}}
+
+
+async def test_the_task_list_survives_compaction_and_a_rebuilt_conversation(tmp_path):
+    from fuxi_notebook.tools.task_list import TaskList
+
+    plan = [[tool_use("TaskCreate", {"subject": "Load the data"}),
+             tool_use("TaskCreate", {"subject": "Fit the model"})],
+            [tool_use("TaskUpdate", {"taskId": "1", "status": "completed"})]]
+    agent = Agent(3)
+    model = ScriptedModel([*plan, *agent.steps()[:4], agent, [text("ok")]])
+    options = _options(model, tmp_path, context_window=200_000)
+    async with FuxiSDKClient(options) as client:
+        await client.query("plan and count")
+        [m async for m in client.receive_response()]
+        await client.query("/compact")
+        [m async for m in client.receive_response()]
+        history = client.session.history
+        live = client.session.conversation.tasks.checklist()
+    assert "Fit the model" in history[0]["content"][0]["text"]
+    rebuilt = TaskList.from_history(history)  # a conversation rebuilt from its records
+    assert rebuilt.checklist() == live
+    assert [t.status for t in rebuilt.visible()] == ["completed", "pending"]

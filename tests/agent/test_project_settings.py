@@ -11,7 +11,7 @@ from typing import Any
 
 from fuxi_notebook import FuxiAgentOptions, trust_project_settings
 from fuxi_notebook.models import ScriptedModel
-from fuxi_notebook.testing import text, tool_use
+from fuxi_notebook.testing import Turn, text, tool_use
 from fuxi_notebook.types import SystemMessage
 
 from .helpers import collect, result_text, tool_results
@@ -144,3 +144,27 @@ async def test_the_agent_cannot_trust_a_folder_by_writing_the_trust_store(tmp_pa
     results = tool_results(model.requests[1].messages)
     assert all(r["is_error"] for r in results) and not store.exists()
     assert "configuration folder" in result_text(results[0])
+
+
+async def test_the_users_own_settings_choose_model_and_env(tmp_path, fake_api):
+    """`~/.fuxi/settings.json` is the user's own: its model and env apply at once (env
+    reaches the API client and commands alike)."""
+    from fuxi_notebook.settings import user_folder
+
+    user_folder().mkdir(parents=True, exist_ok=True)
+    (user_folder() / "settings.json").write_text(json.dumps({
+        "model": "claude-haiku-5-5",
+        "env": {"ANTHROPIC_BASE_URL": fake_api.url, "ANTHROPIC_API_KEY": "from-settings",
+                "GREETING": "hello from settings"}}))
+    try:
+        fake_api.add(Turn([tool_use("Bash", {"command": "echo $GREETING"})]),
+                     Turn([text("done")]))
+        messages, error = await collect("greet", FuxiAgentOptions(
+            cwd=tmp_path, allowed_tools=["Bash"], persist_session=False))
+    finally:
+        (user_folder() / "settings.json").unlink()
+    assert error is None and messages[-1].result == "done"
+    assert [r["model"] for r in fake_api.requests] == ["claude-haiku-5-5"] * 2
+    assert fake_api.request_headers[0]["authorization"] == "Bearer from-settings"
+    (said,) = tool_results(fake_api.requests[1]["messages"])
+    assert "hello from settings" in result_text(said)
