@@ -125,11 +125,30 @@ class RequestMeter:
         cached = self._prefix
         if cached is not None and cached[0] is system and cached[1] is tools:
             return cached[2]
-        size = estimate_tokens(system) + estimate_tokens(_plain_tools(tools))
+        size = estimate_tokens(system) + sum(_tool_tokens(tool) for tool in _plain_tools(tools))
         self._prefix = (system, tools, size)
         return size
 
     _prefix: tuple[list[dict[str, Any]], list[dict[str, Any]], int] | None = None
+
+
+#: (name, description) -> (the input schema, the definition's estimate): every session
+#: builds its tool definitions afresh, and they are nearly always the same
+_TOOL_SIZES: dict[tuple[str, str], tuple[Any, int]] = {}
+
+
+def _tool_tokens(tool: dict[str, Any]) -> int:
+    """A tool definition's estimate, computed once per tool and schema."""
+    key = (str(tool.get("name")), str(tool.get("description")))
+    schema = tool.get("input_schema")
+    cached = _TOOL_SIZES.get(key)
+    if cached is not None and cached[0] == schema:  # a C-level comparison: cheap
+        return cached[1]
+    size = estimate_tokens(tool)
+    if len(_TOOL_SIZES) > 1_024:
+        _TOOL_SIZES.clear()
+    _TOOL_SIZES[key] = (schema, size)
+    return size
 
 
 def _plain_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
