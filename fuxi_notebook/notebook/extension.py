@@ -378,7 +378,10 @@ def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
 #: the order a cell needs them: the cell and the model client first (with the HTTP stack
 #: the first request imports), then what tool calls, replays and cards need.
 PRELOAD = ("fuxi_notebook.notebook.controller", "fuxi_notebook.notebook.kernel_tools",
-           "fuxi_notebook.notebook.live_cell", "anthropic", "httpx2", "httpcore2", "h11",
+           "fuxi_notebook.notebook.live_cell", "fuxi_notebook.agent.project_link",
+           "fuxi_notebook.agent.skills", "fuxi_notebook.agent.subagents",
+           "fuxi_notebook.sessions.store", "fuxi_notebook.tools.web",
+           "fuxi_notebook.tools.tasks", "anthropic", "httpx2", "httpcore2", "h11",
            "anyio._backends._asyncio", "anyio.streams.tls", "truststore",
            "opentelemetry.propagate", "fuxi_notebook.permissions.shell_parse",
            "fuxi_notebook.models.replay", "fuxi_notebook.notebook.replay_run",
