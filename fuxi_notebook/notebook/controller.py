@@ -75,6 +75,8 @@ class NotebookAgent:
         self.replay_trusted = False
         #: fingerprints of project settings the user chose not to trust (asked once)
         self.trust_declined: set[str] = set()
+        #: fingerprints of held-back settings the cells already listed in full
+        self.held_back_told: set[str] = set()
         self.runs = 0
         self.turns = 0
 
@@ -198,6 +200,35 @@ class NotebookAgent:
                 return trust_project(project)
             self.trust_declined.add(project.fingerprint)
         return project
+
+    def _held_back_notes(self, session: Session) -> list[str]:
+        """What the project's settings could not apply: in full the first time a kernel
+        meets that content, then one line (the list is one `%fuxi trust` away)."""
+        notes = session.setup_notes()
+        project = session.project
+        if not project.needs_trust:
+            return notes
+        if project.fingerprint not in self.held_back_told:
+            self.held_back_told.add(project.fingerprint)
+            return notes
+        reminder = (f"the settings of {project.root} that need trust are held back "
+                    f"({len(project.held_back)} item(s)); %fuxi trust lists them and asks "
+                    "again")
+        return [reminder, *project.warnings]
+
+    def ask_trust_again(self) -> str:
+        """`%fuxi trust`: what the working folder's settings hold back, and the next cell
+        shows the card again."""
+        from ..agent.project_link import load_project
+
+        try:
+            project = load_project(self._options(CellArgs()))
+        except ConfigurationError as error:
+            raise UsageError(f"%fuxi trust: {error}") from None
+        self.trust_declined.discard(project.fingerprint)
+        if not project.needs_trust:
+            return f"fuxi: nothing in {project.root} waits for trust."
+        return f"{project.describe()}\nThe next %%fuxi cell asks whether to trust it."
 
     async def _servers(self, args: CellArgs, project: Any = None) -> Any:
         """The MCP servers the cell may use (`--mcp-config`, and the kernel's `@fuxi_tool`
@@ -371,7 +402,7 @@ class NotebookAgent:
                                project=project)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
-        told = session.setup_notes()
+        told = self._held_back_notes(session)
         self._guard(session)
         approvals.policy = session.permissions.not_allowed
         watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
@@ -413,7 +444,7 @@ class NotebookAgent:
                                conversation=plan.conversation, mcp=servers, project=project)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
-        told = session.setup_notes()
+        told = self._held_back_notes(session)
         self._guard(session)
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
                         options=args.settings(), context=self._context(args, body),
@@ -473,7 +504,7 @@ def _trust_summary(project: Any) -> str:
     lines = [f"**The project settings in {code_span(str(project.root))} would run code or "
              "widen what runs without asking.** Nothing of it applies until you trust this "
              "folder (with exactly this content):", ""]
-    lines += [f"- {item.kind.replace('_', ' ')}: {code_span(item.description)} "
+    lines += [f"- {code_span(item.description)} "
               f"(from {code_span(item.file.name if item.file else item.source)})"
               for item in project.held_back]
     if project.trust_changes is not None:

@@ -151,6 +151,7 @@ class FuxiMagics(Magics):
             %fuxi tools      # what the model is offered, and the MCP servers' state
             %fuxi commands   # the /commands a cell's prompt can start with
             %fuxi skills     # the skills the model can load
+            %fuxi trust      # what the folder's settings hold back; ask again next cell
             %fuxi reset      # start a new conversation (and stop the MCP servers)
         """
         if not cell.strip():
@@ -162,7 +163,8 @@ class FuxiMagics(Magics):
     @line_magic("fuxi")
     def fuxi_line(self, line: str) -> Any:
         """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi models`; `%fuxi tools`;
-        `%fuxi commands`; `%fuxi skills`; `%fuxi reset`; `%fuxi config [options]`."""
+        `%fuxi commands`; `%fuxi skills`; `%fuxi trust`; `%fuxi reset`;
+        `%fuxi config [options]`."""
         words = shlex.split(line)
         agent = agent_for(self.shell)
         if not words:
@@ -183,9 +185,14 @@ class FuxiMagics(Magics):
             return _tools(agent)
         if words[0] in ("commands", "skills"):
             return _listing(agent, words[0])
+        if words[0] == "trust":
+            print(agent.ask_trust_again())
+            agent.reseal()  # a change through fuxi's own command
+            return None
         raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi sessions, "
                          "%fuxi models, %fuxi tools, %fuxi commands, %fuxi skills, "
-                         "%fuxi reset or %fuxi config [options] (see %%fuxi? for the options)")
+                         "%fuxi trust, %fuxi reset or %fuxi config [options] (see %%fuxi? "
+                         "for the options)")
 
 
 def _configure(agent: Any, rest: str) -> None:

@@ -49,8 +49,9 @@ def _cards(cell) -> list[str]:
 def test_the_trust_card_shows_what_would_run_and_not_now_runs_nothing(tmp_path, api):
     marks = _hostile(tmp_path)
     api.add(Turn([tool_use("Bash", {"command": "touch by-model"})]), Turn([text("one")]),
-            Turn([text("two")]))
-    path, nb = _notebook(tmp_path, "%%fuxi\nfirst", "%%fuxi\nsecond")
+            Turn([text("two")]), Turn([text("three")]))
+    path, nb = _notebook(tmp_path, "%%fuxi\nfirst", "%%fuxi\nsecond", "%fuxi trust",
+                         "%%fuxi\nthird")
     shown: list[str] = []
 
     def decide(card):
@@ -61,13 +62,18 @@ def test_the_trust_card_shows_what_would_run_and_not_now_runs_nothing(tmp_path, 
 
     with NotebookFrontend(cwd=str(tmp_path), env=_env_for(api, path, tmp_path)) as frontend:
         statuses = [frontend.execute(cell, decide=decide) for cell in nb.cells]
-    assert statuses == ["ok", "ok", "ok"], [_errors(c) for c in nb.cells]
-    assert len(shown) == 1  # asked once for this content, not again in the next cell
+    assert statuses == ["ok"] * 5, [_errors(c) for c in nb.cells]
+    # asked once for this content (not again in the next cell), and again after %fuxi trust
+    assert len(shown) == 2
     assert f"touch {marks['hook']}" in shown[0] and "Bash(*)" in shown[0]
     assert "evil" in shown[0]
     assert not marks["hook"].exists() and not marks["server"].exists()
     assert not (tmp_path / "by-model").exists()
-    assert "held back" in _errors(nb.cells[1]) or "Not applied" in _errors(nb.cells[1])
+    first, second = _errors(nb.cells[1]), _errors(nb.cells[2])
+    assert "Not applied" in first and f"touch {marks['hook']}" in first  # in full, once
+    assert "held back" in second and "%fuxi trust" in second and "touch" not in second
+    listed = "".join(o.get("text", "") for o in nb.cells[3].outputs)
+    assert f"touch {marks['hook']}" in listed and "asks whether to trust" in listed
 
 
 def test_trusting_the_folder_applies_its_settings(tmp_path, api):
