@@ -34,7 +34,7 @@ from ..errors import ConfigurationError
 from ..options import EFFORT_LEVELS, PERMISSION_MODES, AgentDefinition, FuxiAgentOptions
 from ..permissions.rules import parse_rules
 from .front_matter import FrontMatterError, split_front_matter, split_list
-from .plugins import Plugins, load_plugins, setting_folders
+from .plugins import Plugins, load_plugins, read_setting_file, setting_folders
 from .project_link import setting_sources
 
 __all__ = ["AgentFileError", "load_file_agents", "parse_agent_file"]
@@ -113,13 +113,13 @@ def load_file_agents(options: FuxiAgentOptions, cwd: Path,
     `plugins`: the session's, already loaded (None: loaded here)."""
     agents: dict[str, AgentDefinition] = {}
     plugins = plugins if plugins is not None else load_plugins(options, cwd)
-    for _source, _plugin, folder in setting_folders("agents", setting_sources(options),
-                                                   plugins, cwd):
+    for source, _plugin, folder in setting_folders("agents", setting_sources(options),
+                                                  plugins, cwd):
         if not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.md")):
             try:
-                name, definition = parse_agent_file(path.read_text(encoding="utf-8"),
+                name, definition = parse_agent_file(read_setting_file(path, source, folder),
                                                     default_name=path.stem)
                 parse_rules(definition.disallowedTools or [], "deny", cwd=cwd)
             except (OSError, UnicodeDecodeError, AgentFileError, ConfigurationError) as error:

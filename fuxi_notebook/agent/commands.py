@@ -42,7 +42,7 @@ from typing import Any
 
 from ..options import FuxiAgentOptions
 from .front_matter import FrontMatterError, split_front_matter, split_list
-from .plugins import Plugins, load_plugins, setting_folders
+from .plugins import Plugins, load_plugins, read_setting_file, setting_folders
 from .project_link import setting_sources
 from .session import REMINDER_OPEN
 
@@ -156,8 +156,9 @@ def load_commands(options: FuxiAgentOptions, cwd: Path,
         for path in sorted(p for p in folder.rglob("*.md") if p.is_file()):
             try:
                 name = _name(path.relative_to(folder), plugin)
-                command = parse_command_file(path.read_text(encoding="utf-8"), name=name,
-                                             source=source, path=path, plugin=plugin)
+                command = parse_command_file(read_setting_file(path, source, folder),
+                                             name=name, source=source, path=path,
+                                             plugin=plugin)
             except (OSError, UnicodeDecodeError, CommandFileError) as error:
                 warnings.warn(f"skipped the command file {path}: {error}", stacklevel=2)
                 continue

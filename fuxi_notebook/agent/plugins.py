@@ -98,6 +98,29 @@ def _manifest(path: Path) -> dict[str, Any]:
     return data
 
 
+#: the most of a command, skill or agent file that is read
+MAX_SETTING_FILE_CHARS = 200_000
+
+
+def read_setting_file(path: Path, source: str, folder: Path) -> str:
+    """The text of a command, skill or agent file found in `folder`. A project's file
+    comes with a repository: it must resolve inside `folder` (`cmd.md -> ~/.ssh/id_rsa`
+    would put a private key into the prompt), be a regular file and not be huge. Raises
+    OSError or UnicodeDecodeError saying why it was not read."""
+    from ..settings.reading import Outside, read_inside
+
+    try:
+        read = read_inside(path, folder if source == "project" else None,
+                           MAX_SETTING_FILE_CHARS)
+    except Outside as why:
+        raise OSError(str(why)) from None
+    if read is None:
+        raise OSError(f"{path} does not exist")
+    if read.truncated:
+        raise OSError(f"{path} is larger than {MAX_SETTING_FILE_CHARS} characters")
+    return read.text
+
+
 def setting_folders(kind: str, sources: list[str], plugins: Plugins,
                     cwd: Path) -> list[tuple[str, Plugin | None, Path]]:
     """Where files of `kind` ("agents", "commands", "skills") load from, as (source,

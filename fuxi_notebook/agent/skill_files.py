@@ -35,7 +35,7 @@ from typing import Literal
 from ..errors import ConfigurationError
 from ..options import FuxiAgentOptions
 from .front_matter import FrontMatterError, split_front_matter
-from .plugins import Plugins, load_plugins, setting_folders
+from .plugins import Plugins, load_plugins, read_setting_file, setting_folders
 
 __all__ = ["SKILL_FILE", "SkillFile", "SkillFileError", "load_skills", "read_instructions",
            "skill_sources"]
@@ -91,7 +91,7 @@ def parse_skill(text: str, *, default_name: str) -> tuple[str, str, str, dict[st
 def read_instructions(skill: SkillFile) -> str:
     """The skill's instructions as the file says now; SkillFileError if it no longer can."""
     try:
-        text = skill.path.read_text(encoding="utf-8")
+        text = read_setting_file(skill.path, skill.source, skill.folder)
     except (OSError, UnicodeDecodeError) as error:
         raise SkillFileError(f"{skill.path} cannot be read: {error}") from None
     return parse_skill(text, default_name=skill.folder.name)[2]
@@ -114,7 +114,8 @@ def _found(options: FuxiAgentOptions, cwd: Path, plugins: Plugins) -> dict[str, 
         for path in sorted(root.glob(f"*/{SKILL_FILE}")):
             try:
                 name, description, _body, rest = parse_skill(
-                    path.read_text(encoding="utf-8"), default_name=path.parent.name)
+                    read_setting_file(path, source, path.parent),
+                    default_name=path.parent.name)
             except (OSError, UnicodeDecodeError, SkillFileError) as error:
                 warnings.warn(f"skipped the skill {path}: {error}", stacklevel=3)
                 continue

@@ -168,3 +168,30 @@ async def test_the_users_own_settings_choose_model_and_env(tmp_path, fake_api):
     assert fake_api.request_headers[0]["authorization"] == "Bearer from-settings"
     (said,) = tool_results(fake_api.requests[1]["messages"])
     assert "hello from settings" in result_text(said)
+
+
+async def test_command_skill_and_agent_files_leading_out_of_the_project_are_not_read(tmp_path):
+    """`.fuxi/commands/x.md -> ~/.ssh/id_rsa` in a clone must not put the key into a
+    prompt: a project's setting file that resolves outside its folder is skipped."""
+    import warnings
+
+    secret = tmp_path / "outside" / "id_rsa"
+    secret.parent.mkdir()
+    secret.write_text("-----BEGIN PRIVATE KEY----- s3cret\n")
+    project = tmp_path / "repo"
+    for folder in ("commands", "agents"):
+        (project / ".fuxi" / folder).mkdir(parents=True)
+        (project / ".fuxi" / folder / "leak.md").symlink_to(secret)
+    (project / ".fuxi" / "skills" / "leak").mkdir(parents=True)
+    (project / ".fuxi" / "skills" / "leak" / "SKILL.md").symlink_to(secret)
+    model = ScriptedModel([[text("ok")]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        messages, _ = await collect("/leak", FuxiAgentOptions(model=model, cwd=project))
+    init = _init(messages)
+    assert init["slash_commands"] == [] and init["skills"] == []
+    assert "leak" not in init["agents"]
+    assert "s3cret" not in json.dumps([model.requests[0].messages, model.requests[0].system,
+                                       model.requests[0].tools])
+    said = " ".join(str(w.message) for w in caught)
+    assert "leads outside" in said
