@@ -56,8 +56,8 @@ def _boundaries(messages: list[Any]) -> list[SystemMessage]:
 
 def _options(model: Any, tmp_path: Any, **extra: Any) -> FuxiAgentOptions:
     extra.setdefault("context_window", WINDOW)
-    return FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Bash"],
-                            persist_session=False, **extra)
+    extra.setdefault("persist_session", False)
+    return FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Bash"], **extra)
 
 
 async def test_a_200_turn_session_stays_under_the_window_on_the_wire(fake_api, wire_model,
@@ -292,3 +292,22 @@ async def test_the_task_list_survives_compaction_and_a_rebuilt_conversation(tmp_
     rebuilt = TaskList.from_history(history)  # a conversation rebuilt from its records
     assert rebuilt.checklist() == live
     assert [t.status for t in rebuilt.visible()] == ["completed", "pending"]
+
+
+async def test_a_compacted_session_resumes_from_its_summary(tmp_path):
+    from fuxi_notebook import InMemorySessionStore
+
+    store = InMemorySessionStore()
+    agent = Agent(30)
+    model = ScriptedModel(agent.steps())
+    messages, error = await collect("count", _options(model, tmp_path, persist_session=True,
+                                                      session_store=store))
+    assert error is None and _boundaries(messages)
+    session_id = messages[-1].session_id
+    later = ScriptedModel([Turn([text("resumed")])])
+    again, error = await collect("go on", _options(later, tmp_path, persist_session=True,
+                                                   session_store=store, resume=session_id))
+    assert error is None and again[-1].result == "resumed"
+    sent = later.requests[0].messages
+    assert sent[0]["content"][0]["text"].startswith(SUMMARY_OPEN)  # not the whole past
+    assert request_problem(later.requests[0].to_wire()) is None
