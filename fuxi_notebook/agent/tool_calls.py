@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.base import ToolError, ToolOutput
+from ..tools.base import ToolError, ToolOutput, reach_of
 from ..types import (
     Message,
     SystemMessage,
@@ -267,9 +267,19 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     run.log(f"tool {call['name']} ({call['id']}) "
             f"{'failed' if output.is_error else 'finished'} in {duration_ms} ms")
     outcome = await _after(run, call, tool_input, output, duration_ms)
-    if not output.is_error and call["name"] == "Read":
-        outcome.context.extend(session.nested_memory(tool_input.get("file_path")))
+    if not output.is_error:  # where the model reads, that folder's FUXI.md applies
+        for path in _paths_read(session, call["name"], tool_input):
+            outcome.context.extend(session.nested_memory(path))
     return outcome
+
+
+def _paths_read(session: Any, name: str, tool_input: dict[str, Any]) -> tuple[str, ...]:
+    """The paths a `read` tool's call read, from its declaration (none for other kinds)."""
+    declared = session.permissions.declared.get(name)
+    if declared is None or declared.kind != "read":
+        return ()
+    reach = reach_of(declared, tool_input)
+    return reach.reads if reach is not None else ()
 
 
 def _tampered(run: Run, tool_name: str) -> str | None:

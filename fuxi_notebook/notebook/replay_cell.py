@@ -74,9 +74,8 @@ def replay_summary(records: Iterable[SessionRecord]) -> tuple[int, str]:
         for call in recorded_calls(record).values():
             name = str(call.get("name", "?"))
             kinds[name] += 1
-            if len(lines) < _LISTED_CALLS and name not in ("Read", "Glob", "Grep",
-                                                             "Variables", "Inspect",
-                                                             "NotebookRead"):
+            # the tools' own declarations, as recorded: only `read` calls go unlisted
+            if len(lines) < _LISTED_CALLS and record.kinds.get(name) != "read":
                 lines.append(_listed(record.cell_id, name, call.get("input") or {}))
     total = sum(kinds.values())
     counts = ", ".join(f"{name} {n}" for name, n in kinds.most_common())

@@ -8,8 +8,11 @@ from fuxi_notebook.notebook.replay_cell import replay_mode, replay_summary
 from fuxi_notebook.sessions.record import build_record
 from tests.sessions.helpers import build_kwargs, result_message
 
+#: what the tools declare (a live cell's record keeps each called tool's kind)
+KINDS = {"Read": "read", "TaskCreate": "read", "Bash": "execute", "Python": "execute"}
 
-def _record(calls):
+
+def _record(calls, *, kinds=True):
     messages = [{"role": "user", "content": "go"}]
     for number, (name, tool_input) in enumerate(calls):
         messages.append({"role": "assistant", "content": [
@@ -17,8 +20,9 @@ def _record(calls):
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": f"t{number}", "content": "ok"}]})
     messages.append({"role": "assistant", "content": "done"})
+    declared = {name: KINDS[name] for name, _ in calls} if kinds else {}
     return build_record(**build_kwargs(messages=messages, approvals=[],
-                                       result=result_message()))
+                                       result=result_message(), kinds=declared))
 
 
 def test_the_card_counts_every_call_and_shows_what_changes_something_in_full():
@@ -30,6 +34,14 @@ def test_the_card_counts_every_call_and_shows_what_changes_something_in_full():
     assert "`rm -rf build`" in text and "a.py" not in text  # read-only calls are counted
     assert "shutil.rmtree('build')" in text and "````" in text  # the fence survives ```
     assert "and 1 more" in text
+
+
+def test_the_card_lists_by_the_tools_declared_kind_not_by_name():
+    calls = [("TaskCreate", {"subject": "Plot"}), ("Bash", {"command": "make"})]
+    _, text = replay_summary([_record(calls)])
+    assert "**Bash**" in text and "**TaskCreate**" not in text  # a `read` tool
+    _, text = replay_summary([_record(calls, kinds=False)])  # kinds unknown: listed
+    assert "**TaskCreate**" in text
 
 
 @pytest.mark.parametrize(("cell", "default", "env", "key", "expected"), [
