@@ -121,3 +121,15 @@ def test_commands_expand_and_are_listed_with_skills(tmp_path, api):
     commands, skills = _cards(nb.cells[2])[0], _cards(nb.cells[3])[0]
     assert "/plot COLUMN" in commands and "Plot a column" in commands
     assert "csv-summary" in skills and "Summarise a CSV" in skills
+
+
+def test_a_broken_settings_file_is_one_line_naming_it(tmp_path, api):
+    (tmp_path / ".fuxi").mkdir()
+    (tmp_path / ".fuxi" / "settings.json").write_text('{"permissions": {"allow": [}')
+    path, nb = _notebook(tmp_path, "%%fuxi\nwork")
+    with NotebookFrontend(cwd=str(tmp_path), env=_env_for(api, path, tmp_path)) as frontend:
+        statuses = [frontend.execute(cell) for cell in nb.cells]
+    assert statuses == ["ok", "error"]
+    said = _errors(nb.cells[1])
+    assert "settings.json" in said and "invalid JSON" in said
+    assert "Traceback" not in said and api.requests == []
