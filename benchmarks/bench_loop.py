@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,13 +71,41 @@ async def handwritten(client: anthropic.AsyncAnthropic, folder: Path) -> None:
         messages.append({"role": "user", "content": results})
 
 
-async def overhead(runs: int, tools: list[str] | None = None) -> float:
+@contextlib.contextmanager
+def fake_api(runs: int, *, own_process: bool) -> Iterator[str]:
+    """The fake API's URL: a server thread in this process (it then competes with the
+    loops for the GIL, and more so for bigger requests), or its own process, as the real
+    API is."""
+    if not own_process:
+        with FakeMessagesServer() as server:
+            server.add(*[read_scenario] * (4 * (runs + 3)))
+            yield server.url
+        return
+    turns = [{"content": [{"type": "text", "text": "Reading it."},
+                          {"type": "tool_use", "name": "Read",
+                           "input": {"file_path": "hello.txt"}}]},
+             {"content": [{"type": "text", "text": "The file holds a greeting."}]}]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as script:
+        json.dump({"steps": turns * (2 * (runs + 3))}, script)
+    process = subprocess.Popen([sys.executable, "-m", "fuxi_notebook.testing", "serve",
+                                "--script", script.name], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()  # the server says where it listens, then serves
+        yield line.strip().split("=", 1)[1]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        os.unlink(script.name)
+
+
+async def overhead(runs: int, tools: list[str] | None = None, *,
+                   own_process: bool = False) -> float:
     folder = Path(tempfile.mkdtemp(prefix="fuxi-bench-"))
     (folder / "hello.txt").write_text("hello world\n" * 20)
-    with FakeMessagesServer() as server:
-        server.add(*[read_scenario] * (4 * (runs + 3)))
-        model = AnthropicModel(MODEL, api_key="bench", base_url=server.url)
-        client = anthropic.AsyncAnthropic(api_key="bench", base_url=server.url, max_retries=0)
+    with fake_api(runs, own_process=own_process) as url:
+        model = AnthropicModel(MODEL, api_key="bench", base_url=url)
+        client = anthropic.AsyncAnthropic(api_key="bench", base_url=url, max_retries=0)
         for _ in range(3):  # warm both paths: imports, connections, validators
             await ours(model, folder, tools)
             await handwritten(client, folder)
@@ -88,8 +120,9 @@ async def overhead(runs: int, tools: list[str] | None = None) -> float:
         await client.close()
     ours_ms, floor_ms = statistics.median(mine) * 1000, statistics.median(floor) * 1000
     offered = "all built-in tools" if tools is None else ", ".join(tools)
-    print(f"2-turn Read scenario ({offered} offered): query() median {ours_ms:.1f} ms, "
-          f"hand-written loop (Read only) median {floor_ms:.1f} ms")
+    where = "in its own process" if own_process else "in this process"
+    print(f"2-turn Read scenario ({offered} offered; fake API {where}): query() median "
+          f"{ours_ms:.1f} ms, hand-written loop (Read only) median {floor_ms:.1f} ms")
     return ours_ms / floor_ms
 
 
@@ -130,6 +163,8 @@ def main() -> None:
     # definitions it offers by default (which the API has to read too)
     same = asyncio.run(overhead(args.runs, tools=["Read"]))
     print(f"  with only Read offered, as the hand-written loop: {same:.2f}")
+    apart = asyncio.run(overhead(args.runs, own_process=True))
+    print(f"  with the fake API in its own process (as the real API is): {apart:.2f}")
     seconds = import_seconds("import fuxi_notebook")
     print(f"import fuxi_notebook: {seconds:.3f} s  (target < 0.3 s)")
     core = import_seconds("from fuxi_notebook import query, FuxiAgentOptions, ResultMessage")
