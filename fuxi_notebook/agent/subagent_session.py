@@ -39,6 +39,7 @@ from ..options import (
     ToolPermissionContext,
 )
 from ..tools.builtin import builtin_tools
+from .project_link import with_project
 from .run_model import RenamedModel
 from .session import Conversation, Session
 from .structured import STRUCTURED_TOOL
@@ -68,7 +69,8 @@ class SubagentSession(Session):
         self.agent_type = agent_type
         self.subagent_depth: int = getattr(parent, "subagent_depth", 0) + 1
         self.subagent_slots = slots
-        super().__init__(options, extra_tools=extra_tools, conversation=conversation)
+        super().__init__(options, extra_tools=extra_tools, conversation=conversation,
+                         project=_child_project(parent))
         # saved with the main session: its hooks see that transcript, and it saves ours
         self.transcript_path = parent.transcript_path
         self.on_subagent = parent.on_subagent
@@ -157,8 +159,10 @@ def _options(parent: Session, agent_type: str, definition: AgentDefinition, *,
     mode = parent.permissions.mode
     if definition.permissionMode is not None and mode == "default":
         mode = definition.permissionMode
-    hooks = {event: matchers for event, matchers in (options.hooks or {}).items()
-             if event not in _PARENT_ONLY_HOOKS}
+    # the parent's hooks with its settings files' hook commands (the child session gets
+    # the project without them: see child_session), less those of the parent's prompt
+    hooks = {event: matchers for event, matchers in (with_project(
+        options, parent.project).hooks or {}).items() if event not in _PARENT_ONLY_HOOKS}
     note = _NOTE.format(name=agent_type, cwd=parent.cwd, platform=platform.system())
     return replace(
         options, tools=tools, model=model, cwd=parent.cwd, permission_mode=mode,
@@ -189,3 +193,9 @@ def child_session(parent: Session, agent_type: str, definition: AgentDefinition,
         return SubagentSession(options, parent=parent, agent_id=agent_id,
                                agent_type=agent_type, slots=slots, extra_tools=extras,
                                conversation=conversation)
+
+
+def _child_project(parent: Session) -> Any:
+    """The parent's project settings, read once for both (their hook commands are in the
+    child's options already, filtered as the parent's hooks are)."""
+    return replace(parent.project, hooks={})

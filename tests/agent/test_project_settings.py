@@ -195,3 +195,26 @@ async def test_command_skill_and_agent_files_leading_out_of_the_project_are_not_
                                        model.requests[0].tools])
     said = " ".join(str(w.message) for w in caught)
     assert "leads outside" in said
+
+
+async def test_a_settings_hook_for_the_parent_only_does_not_fire_in_a_subagent(tmp_path):
+    """UserPromptSubmit and Stop hooks belong to the main agent's prompt, whether they
+    come from the options or from a settings file."""
+    from fuxi_notebook.settings import user_folder
+
+    from .subagent_helpers import agent_call, worker
+
+    log = tmp_path / "prompts.log"
+    user_folder().mkdir(parents=True, exist_ok=True)
+    (user_folder() / "settings.json").write_text(json.dumps({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command",
+                                         "command": f"echo prompt >> {log}"}]}]}}))
+    model = ScriptedModel([[agent_call("look around")], [text("child done")],
+                           [text("all done")]])
+    try:
+        messages, error = await collect("delegate", FuxiAgentOptions(
+            model=model, cwd=tmp_path, agents=worker()))
+    finally:
+        (user_folder() / "settings.json").unlink()
+    assert error is None and messages[-1].result == "all done"
+    assert log.read_text().splitlines() == ["prompt"]  # the parent's prompt only
