@@ -182,10 +182,10 @@ async def _summarise(run: Run, cut: int, instructions: str | None) -> tuple[str,
     """`(summary, None)`, or `("", what went wrong)`; the request's cost is counted."""
     session = run.session
     params = session.request_params()
-    budget = session.window.size - session.window.reserve
+    prefix = sum(session.meter.prefix(session.system, session.tool_definitions))
     messages = summary_request_messages(session.history, cut, instructions=instructions,
                                         words=session.window.summary_tokens // 2,
-                                        budget=budget - _prefix_tokens(run))
+                                        budget=session.window.threshold - prefix)
     system, tools, messages = with_cache_breakpoints(session.system,
                                                      session.tool_definitions, messages)
     request = ModelRequest(model=session.model_name, messages=messages, system=system,
@@ -209,22 +209,11 @@ async def _summarise(run: Run, cut: int, instructions: str | None) -> tuple[str,
     return summary, None
 
 
-def _prefix_tokens(run: Run) -> int:
-    from ..context.tokens import estimate_tokens
-
-    session = run.session
-    return estimate_tokens(session.system) + estimate_tokens(session.tool_definitions)
-
-
 def context_usage(session: Any) -> dict[str, Any]:
     """How full the context window is: the comparable SDK's `get_context_usage()` shape
     (camelCase keys) plus snake_case totals."""
-    from ..context.tokens import estimate_tokens
-
     window = session.window
-    system = estimate_tokens(session.system)
-    tools = estimate_tokens([t for t in session.tool_definitions
-                             if t.get("defer_loading") is not True])
+    system, tools = session.meter.prefix(session.system, session.tool_definitions)
     total, counted = session.meter.estimate(session.system, session.tool_definitions,
                                             session.history, session.pending_results)
     messages = max(0, total - system - tools)

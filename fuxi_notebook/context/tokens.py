@@ -102,7 +102,7 @@ class RequestMeter:
         results), and whether the API's count of the last request went into it."""
         sizes = [self._size(message) for message in history]
         owed = estimate_tokens(list(pending))
-        whole = (self._size_of_prefix(system, tools) + sum(sizes) + owed)
+        whole = sum(self.prefix(system, tools)) + sum(sizes) + owed
         known = self._measured
         if (known is not None and history and known.messages <= len(history)
                 and known.first == id(history[0])):
@@ -121,15 +121,19 @@ class RequestMeter:
         self._sizes[key] = (message, size)
         return size
 
-    def _size_of_prefix(self, system: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    def prefix(self, system: list[dict[str, Any]], tools: list[dict[str, Any]]
+               ) -> tuple[int, int]:
+        """`(system tokens, tool tokens)`: the part of every request that stays the same
+        (deferred tools are not in the prompt)."""
         cached = self._prefix
         if cached is not None and cached[0] is system and cached[1] is tools:
             return cached[2]
-        size = estimate_tokens(system) + sum(_tool_tokens(tool) for tool in _plain_tools(tools))
-        self._prefix = (system, tools, size)
-        return size
+        sizes = (estimate_tokens(system),
+                 sum(_tool_tokens(tool) for tool in _plain_tools(tools)))
+        self._prefix = (system, tools, sizes)
+        return sizes
 
-    _prefix: tuple[list[dict[str, Any]], list[dict[str, Any]], int] | None = None
+    _prefix: tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[int, int]] | None = None
 
 
 #: (name, description) -> (the input schema, the definition's estimate): every session
