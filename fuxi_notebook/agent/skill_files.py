@@ -16,8 +16,8 @@ until it uses the skill); a file without instructions is malformed. A malformed 
 skipped with a warning, never a crash.
 
 Which skills load: `options.skills` None = every skill the sources give; "all" = the same;
-a list = only those names; [] = none. As in the comparable SDK, setting `skills` makes
-`setting_sources` default to ["user", "project"] (here, for skills only).
+a list = only those names; [] = none. The sources are the session's `setting_sources`
+(None = every source, as for all settings).
 
 Trust: a skill's folder may come with a repository, so its `allowed-tools` are never
 applied (they would widen what runs without asking before anyone trusted the folder), nor
@@ -36,9 +36,9 @@ from ..errors import ConfigurationError
 from ..options import FuxiAgentOptions
 from .front_matter import FrontMatterError, split_front_matter
 from .plugins import Plugins, load_plugins, read_setting_file, setting_folders
+from .project_link import setting_sources
 
-__all__ = ["SKILL_FILE", "SkillFile", "SkillFileError", "load_skills", "read_instructions",
-           "skill_sources"]
+__all__ = ["SKILL_FILE", "SkillFile", "SkillFileError", "load_skills", "read_instructions"]
 
 SKILL_FILE = "SKILL.md"
 Source = Literal["plugin", "user", "project"]
@@ -97,16 +97,9 @@ def read_instructions(skill: SkillFile) -> str:
     return parse_skill(text, default_name=skill.folder.name)[2]
 
 
-def skill_sources(options: FuxiAgentOptions) -> list[str]:
-    """The setting sources skills load from (None: all, as for every setting)."""
-    from .project_link import setting_sources
-
-    return setting_sources(options)
-
-
 def _found(options: FuxiAgentOptions, cwd: Path, plugins: Plugins) -> dict[str, SkillFile]:
     skills: dict[str, SkillFile] = {}
-    for source, plugin, root in setting_folders("skills", skill_sources(options), plugins,
+    for source, plugin, root in setting_folders("skills", setting_sources(options), plugins,
                                                 cwd):
         prefix = f"{plugin.name}:" if plugin is not None else ""
         if not root.is_dir():

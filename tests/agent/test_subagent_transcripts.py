@@ -32,12 +32,7 @@ from fuxi_notebook.sessions.store import (
 )
 
 from .helpers import collect, result_text, tool_results
-from .subagent_helpers import agent_call, worker
-
-
-def _script(*child_turns: list[dict]) -> ScriptedModel:
-    """The parent starts the worker, the worker plays `child_turns`, the parent ends."""
-    return ScriptedModel([[agent_call("find the config")], *child_turns, [text("all done")]])
+from .subagent_helpers import agent_call, delegating, worker
 
 
 def _agent_id(model: ScriptedModel) -> str:
@@ -48,7 +43,7 @@ def _agent_id(model: ScriptedModel) -> str:
 
 async def test_a_subagents_conversation_is_saved_beside_the_session(tmp_path):
     (tmp_path / "app.cfg").write_text("x=1\n")
-    model = _script([text("Looking."), tool_use("Glob", {"pattern": "*.cfg"})],
+    model = delegating([text("Looking."), tool_use("Glob", {"pattern": "*.cfg"})],
                     [text("It is app.cfg.")])
     messages, error = await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path,
                                                            agents=worker()))
@@ -82,7 +77,7 @@ async def test_a_subagents_conversation_is_saved_beside_the_session(tmp_path):
 
 async def test_subagent_transcripts_go_to_the_options_store_and_with_the_session(tmp_path):
     store = InMemorySessionStore()
-    model = _script([text("Done.")])
+    model = delegating([text("Done.")])
     messages, _ = await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path,
                                                        agents=worker(), session_store=store))
     session_id, agent_id = messages[-1].session_id, _agent_id(model)
@@ -145,7 +140,7 @@ async def test_hooks_inside_a_subagent_see_the_sessions_transcript(tmp_path):
         paths.append(input_data["transcript_path"])
         return {}
 
-    model = _script([tool_use("Glob", {"pattern": "*"})], [text("Found it.")])
+    model = delegating([tool_use("Glob", {"pattern": "*"})], [text("Found it.")])
     messages, _ = await collect("go", FuxiAgentOptions(
         model=model, cwd=tmp_path, agents=worker(),
         hooks={"PreToolUse": [HookMatcher(None, [hook])]}))

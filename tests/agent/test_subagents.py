@@ -26,17 +26,12 @@ from fuxi_notebook.models.script import text, tool_use
 from fuxi_notebook.pricing import cost_usd
 
 from .helpers import collect, result_text, tool_results
-from .subagent_helpers import WORKER_PROMPT, agent_call, is_subagent, task_of, worker
-
-
-def _script(*child_turns: list[dict]) -> ScriptedModel:
-    """The parent starts the worker, the worker plays `child_turns`, the parent ends."""
-    return ScriptedModel([[agent_call("find the config")], *child_turns, [text("all done")]])
+from .subagent_helpers import WORKER_PROMPT, agent_call, delegating, is_subagent, task_of, worker
 
 
 async def test_the_final_text_returns_as_the_agent_calls_result(tmp_path):
     (tmp_path / "app.cfg").write_text("x=1\n")
-    model = _script([text("Looking."), tool_use("Glob", {"pattern": "*.cfg"})],
+    model = delegating([text("Looking."), tool_use("Glob", {"pattern": "*.cfg"})],
                     [text("The config is app.cfg.")])
     messages, error = await collect("go", FuxiAgentOptions(
         model=model, cwd=tmp_path, agents=worker(tools=["Glob", "Read"])))
@@ -58,7 +53,7 @@ async def test_the_final_text_returns_as_the_agent_calls_result(tmp_path):
 
 @pytest.mark.parametrize("forward", [False, True])
 async def test_inner_messages_carry_the_agent_calls_id(tmp_path, forward):
-    model = _script([text("Looking."), tool_use("Glob", {"pattern": "*"})], [text("Found.")])
+    model = delegating([text("Looking."), tool_use("Glob", {"pattern": "*"})], [text("Found.")])
     messages, _ = await collect("go", FuxiAgentOptions(
         model=model, cwd=tmp_path, agents=worker(), forward_subagent_text=forward))
     agent_id = next(m.content[0].id for m in messages if isinstance(m, AssistantMessage)
@@ -90,7 +85,7 @@ async def test_unknown_subagent_type_is_an_error_naming_the_agents(tmp_path):
 
 
 async def test_a_subagent_that_does_not_finish_is_an_error_result(tmp_path):
-    model = _script([tool_use("Glob", {"pattern": "*"})], [tool_use("Glob", {"pattern": "*"})])
+    model = delegating([tool_use("Glob", {"pattern": "*"})], [tool_use("Glob", {"pattern": "*"})])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker(maxTurns=1)))
     (result,) = tool_results(model.requests[-1].messages)
     assert result["is_error"]
@@ -140,7 +135,7 @@ async def test_the_task_alias_runs_the_agent_tool_and_agent_rules_cover_it(tmp_p
 
 
 async def test_inherited_tools_lose_agent_and_disallowed_tools(tmp_path):
-    model = _script([tool_use("Bash", {"command": "rm -f gone.txt"})], [text("could not")])
+    model = delegating([tool_use("Bash", {"command": "rm -f gone.txt"})], [text("could not")])
     (tmp_path / "gone.txt").write_text("x")
     await collect("go", FuxiAgentOptions(
         model=model, cwd=tmp_path, allowed_tools=["Bash"],
@@ -166,7 +161,7 @@ async def test_hooks_fire_with_agent_ids(tmp_path):
     hooks = {event: [HookMatcher(matcher, [record(event)])] for event, matcher in (
         ("SubagentStart", "worker"), ("SubagentStop", "worker"), ("PreToolUse", None),
         ("Stop", None), ("UserPromptSubmit", None))}
-    model = _script([tool_use("Glob", {"pattern": "*"})], [text("Found it.")])
+    model = delegating([tool_use("Glob", {"pattern": "*"})], [text("Found it.")])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker(),
                                          hooks=hooks))
     names = [event for event, _ in events]
@@ -195,7 +190,7 @@ async def test_a_subagent_stop_hook_can_make_it_go_on(tmp_path):
             return {}
         return {"decision": "block", "reason": "also check the tests"}
 
-    model = _script([text("first answer")], [text("checked the tests too")])
+    model = delegating([text("first answer")], [text("checked the tests too")])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker(), hooks={
         "SubagentStop": [HookMatcher("worker", [not_yet])]}))
     assert calls == [False, True]
@@ -263,7 +258,7 @@ async def test_an_interrupting_denial_inside_a_subagent_ends_the_parents_run(tmp
     async def deny(tool_name, tool_input, context):
         return PermissionResultDeny(message="Stop everything.", interrupt=True)
 
-    model = _script([tool_use("Bash", {"command": "make deploy"})])
+    model = delegating([tool_use("Bash", {"command": "make deploy"})])
     messages, _ = await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path,
                                                        agents=worker(), can_use_tool=deny))
     assert len(model.requests) == 2  # neither the subagent nor the parent asked again
@@ -276,22 +271,22 @@ async def test_an_interrupting_denial_inside_a_subagent_ends_the_parents_run(tmp
 
 
 async def test_a_definitions_mode_applies_only_under_the_default_mode(tmp_path):
-    model = _script([tool_use("Write", {"file_path": "x.txt", "content": "x"})], [text("no")])
+    model = delegating([tool_use("Write", {"file_path": "x.txt", "content": "x"})], [text("no")])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, permission_mode="acceptEdits",
                                          agents=worker(permissionMode="plan")))
     assert (tmp_path / "x.txt").exists()  # acceptEdits in the parent is not overridden
-    model = _script([tool_use("Write", {"file_path": "y.txt", "content": "y"})], [text("no")])
+    model = delegating([tool_use("Write", {"file_path": "y.txt", "content": "y"})], [text("no")])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Write"],
                                          agents=worker(permissionMode="plan")))
     assert not (tmp_path / "y.txt").exists()  # plan: the write needed approval
-    model = _script([tool_use("Write", {"file_path": "z.txt", "content": "z"})], [text("no")])
+    model = delegating([tool_use("Write", {"file_path": "z.txt", "content": "z"})], [text("no")])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, permission_mode="plan",
                                          agents=worker(permissionMode="acceptEdits")))
     assert not (tmp_path / "z.txt").exists()  # a definition does not lift the parent's plan
 
 
 async def test_depth_limit_and_nesting(tmp_path, monkeypatch):
-    model = _script([text("leaf")])
+    model = delegating([text("leaf")])
     await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker()))
     assert "Agent" not in [t["name"] for t in model.requests[1].tools]
     monkeypatch.setenv("FUXI_MAX_SUBAGENT_DEPTH", "2")

@@ -19,7 +19,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,7 @@ from fuxi_notebook.context.compaction import asks_for_summary
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
 from .conftest import close_pages, running_lab
-from .test_lab import DONE, LOAD, Gate
+from .test_lab import DONE, LOAD, Gate, _wait_requests
 
 if TYPE_CHECKING:
     from .lab import ChromiumBrowser, JupyterLab, NotebookPage
@@ -83,13 +82,6 @@ def hostile_notebook(lab: JupyterLab, browser: ChromiumBrowser, api: FakeMessage
     page = NotebookPage(lab, browser.new_page(), "hostile/trust.ipynb")
     yield page.open(), marks
     close_pages([page], request, lab)
-
-
-def _wait_requests(api: FakeMessagesServer, count: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while len(api.requests) < count:
-        assert time.monotonic() < deadline, f"the model got {len(api.requests)} requests"
-        time.sleep(0.1)
 
 
 def _expect_checked(nb: NotebookPage, index: int, count: int) -> None:
