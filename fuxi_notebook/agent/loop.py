@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context.caching import with_cache_breakpoints
-from ..context.compaction import fit_results
 from ..errors import ModelError
 from ..models.base import BlockDone, ModelRequest, ModelResponse, RawEvent
 from ..types import (
@@ -282,15 +281,13 @@ async def _run_tools(run: Run, calls: list[dict[str, Any]],
     except (asyncio.CancelledError, GeneratorExit):
         done = {r["tool_use_id"] for r in results}
         missing = [c for c in calls if c["id"] not in done]
-        owed = results + interrupted_results(run, missing)
-        fit_results(owed, run.session.window.results)
-        run.session.add_tool_results(owed, send_now=False)
+        run.session.add_tool_results(results + interrupted_results(run, missing),
+                                     send_now=False)
         raise
     ended = run.stopped is not None or run.interrupted
-    if fit_results(results, run.session.window.results):
-        run.log("tool results cut to fit the context window")
     blocks = results + [reminder(text) for text in context]
-    run.session.add_tool_results(blocks, send_now=not ended)
+    if run.session.add_tool_results(blocks, send_now=not ended):
+        run.log("tool results cut to fit the context window")
 
 
 def _request(run: Run) -> ModelRequest:

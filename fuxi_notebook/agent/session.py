@@ -372,12 +372,18 @@ class Session:
         clean = [{k: v for k, v in block.items() if not k.startswith("_")} for block in content]
         self.history.append({"role": "assistant", "content": clean})
 
-    def add_tool_results(self, results: list[dict[str, Any]], *, send_now: bool) -> None:
-        """Answer the last response's tool calls now, or with the next prompt."""
+    def add_tool_results(self, results: list[dict[str, Any]], *, send_now: bool) -> int:
+        """Answer the last response's tool calls now, or with the next prompt. Together
+        the results take at most `window.results` tokens: how many were cut to fit."""
+        from ..context.compaction import fit_results
+
+        cut = fit_results([b for b in results if b.get("type") == "tool_result"],
+                          self.window.results)
         if send_now:
             self.history.append({"role": "user", "content": results})
         else:
             self.pending_results.extend(results)
+        return cut
 
     def pending_messages(self) -> list[dict[str, Any]]:
         """Tool results still owed to the model, as the user message that will carry them."""
