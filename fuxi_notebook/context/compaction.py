@@ -72,12 +72,12 @@ def cut_point(history: list[dict[str, Any]], keep_tokens: int) -> int | None:
     """Where the kept part begins: the earliest assistant message (after a user one)
     from which the rest fits in `keep_tokens`, else the last assistant message (the last
     exchange is always kept). None when there is nothing before it to summarise."""
-    candidates = [i for i in range(1, len(history)) if history[i]["role"] == "assistant"
-                  and history[i - 1]["role"] == "user"]
+    candidates = {i for i in range(1, len(history)) if history[i]["role"] == "assistant"
+                  and history[i - 1]["role"] == "user"}
     if not candidates:
         return None
     size = 0
-    chosen = candidates[-1]
+    chosen = max(candidates)
     sizes = [estimate_tokens(message) for message in history]
     for index in range(len(history) - 1, 0, -1):
         size += sizes[index]
