@@ -18,6 +18,7 @@ import ipywidgets as widgets
 from IPython.display import clear_output, display
 
 from ..options import ToolPermissionContext
+from ..visible import reveal
 from .call_detail import describe_call
 from .render import Answer, always_adds
 from .view import tool_summary
@@ -42,7 +43,7 @@ def _permission_card(tool_name: str, tool_input: dict[str, Any], context: ToolPe
     adds = always_adds(context)
     scope = (f"<div><i>Always allow</i> adds <code>{html.escape(adds)}</code> for the rest "
              "of this session.</div>" if adds else "")
-    header = widgets.HTML(f"<b>Allow {html.escape(tool_name)}?</b>{why}"
+    header = widgets.HTML(f"<b>Allow {html.escape(reveal(tool_name).text)}?</b>{why}"
                           f"{describe_call(tool_name, tool_input, cwd)}{scope}")
     reason = widgets.Text(placeholder="Reason for denying (optional)",
                           layout=widgets.Layout(width="60%"))

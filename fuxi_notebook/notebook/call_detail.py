@@ -3,6 +3,7 @@
 Code (Python, shell commands, a cell InsertCell would add) is highlighted; Edit is a diff of
 the change; Write says whether it creates a file or overwrites one, with the resolved path
 and a diff against the file as it is now; anything else is its input as indented JSON.
+Characters that do not show or that reorder text are shown escaped (`visible.reveal`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import html
 import json
 from pathlib import Path
 from typing import Any
+
+from ..visible import reveal
 
 __all__ = ["describe_call"]
 
@@ -33,7 +36,12 @@ def describe_call(tool_name: str, tool_input: dict[str, Any], cwd: Path | None =
 
 
 def _code(text: str, language: str) -> str:
-    """Highlighted with inline styles (the card is a widget: no page stylesheet)."""
+    """Highlighted with inline styles (the card is a widget: no page stylesheet); text
+    that hides or reorders characters is shown escaped, with a warning above it."""
+    revealed = reveal(text)
+    text = revealed.text
+    warning = (f"<div><b>⚠ This input {html.escape(revealed.warning())}.</b></div>"
+               if revealed.found else "")
     try:
         from pygments import highlight
         from pygments.formatters import HtmlFormatter
@@ -43,7 +51,7 @@ def _code(text: str, language: str) -> str:
                          HtmlFormatter(nowrap=True, noclasses=True)).rstrip("\n")
     except Exception:  # no pygments, or a lexer missing: plain text is still complete
         body = html.escape(text)
-    return f"{_PRE}{body}</pre>"
+    return f"{warning}{_PRE}{body}</pre>"
 
 
 def _resolved(path: object, cwd: Path | None) -> Path | None:
@@ -58,7 +66,7 @@ def _edit(tool_input: dict[str, Any], cwd: Path | None) -> str:
     old = str(tool_input.get("old_string", ""))
     new = str(tool_input.get("new_string", ""))
     every = " (every occurrence)" if tool_input.get("replace_all") else ""
-    return (f"<div>edit <code>{html.escape(str(target))}</code>{every}</div>"
+    return (f"<div>edit <code>{html.escape(reveal(str(target)).text)}</code>{every}</div>"
             + _code(_diff(old, new), "diff"))
 
 
@@ -73,7 +81,8 @@ def _write(tool_input: dict[str, Any], cwd: Path | None) -> str:
             _code(content, "text")
     else:
         head, shown = "overwrite", _code(_diff(current, content) or "(no change)", "diff")
-    return f"<div><b>{head}</b> <code>{html.escape(str(target))}</code></div>{shown}"
+    return (f"<div><b>{head}</b> <code>{html.escape(reveal(str(target)).text)}</code></div>"
+            f"{shown}")
 
 
 def _current_text(target: Path | None) -> str | None:
@@ -87,6 +96,9 @@ def _current_text(target: Path | None) -> str | None:
 
 
 def _diff(old: str, new: str) -> str:
-    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "current", "new",
+    """Line by line on `\n` only, hidden characters revealed first: `str.splitlines` would
+    also break at `\r`, U+2028 and others, and a break the card draws must be a real one."""
+    old, new = reveal(old).text, reveal(new).text
+    lines = difflib.unified_diff(old.split("\n"), new.split("\n"), "current", "new",
                                  lineterm="", n=3)
     return "\n".join(list(lines)[2:])  # the ---/+++ header says nothing here

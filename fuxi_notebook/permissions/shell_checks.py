@@ -8,9 +8,9 @@ tree-sitter-bash. Every reason is a human-readable sentence shown with the appro
 from __future__ import annotations
 
 import itertools
-import unicodedata
 from typing import TYPE_CHECKING
 
+from ..visible import hidden_reason
 from .shell_redirects import heredoc_problem
 from .shell_words import node_text
 
@@ -69,14 +69,7 @@ def _char_reason(char: str) -> str | None:
         return "a carriage return, which bash keeps inside a word but the parser drops"
     if char == "\t":
         return "a tab, which can hide parts of the command when it is displayed"
-    category = unicodedata.category(char)
-    if category == "Cc":
-        return "a control character"
-    if category in ("Cf", "Co", "Cn", "Cs"):
-        return "an invisible or formatting character"
-    if category in ("Zs", "Zl", "Zp"):
-        return "non-ASCII whitespace"
-    return None
+    return hidden_reason(char)
 
 
 def snippet(node: Node) -> str:

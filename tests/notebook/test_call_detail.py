@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
+
 from fuxi_notebook.notebook.call_detail import describe_call
 
 
@@ -44,3 +46,18 @@ def test_edit_is_a_diff_and_other_tools_are_json(tmp_path):
 def test_bash_shows_the_whole_command():
     command = "touch a && echo 'a long command that must be shown whole' && echo end"
     assert _text(describe_call("Bash", {"command": command})) == command
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\u2066", "\x1b", "\u2028"])
+def test_the_approval_card_shows_hidden_characters_escaped(tmp_path, char):
+    """What the user approves is what runs: a character that does not show or that reorders
+    text is written as \\uXXXX, with a warning, in code, diffs and paths alike."""
+    cards = [describe_call("Bash", {"command": f"ls {char}-la"}),
+             describe_call("Python", {"code": f"print('{char}')"}),
+             describe_call("Edit", {"file_path": f"a{char}.py", "old_string": f"x{char}",
+                                    "new_string": "y"}, tmp_path),
+             describe_call("Write", {"file_path": "b.py", "content": f"z{char}"}, tmp_path)]
+    for card in cards:
+        text = _text(card)
+        assert char not in text and f"\\u{ord(char):04x}" in text
+    assert all("do not show or that reorder text" in card for card in cards[:2])
