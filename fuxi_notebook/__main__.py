@@ -124,14 +124,14 @@ def _sessions_command(args: argparse.Namespace) -> tuple[str, list[str]]:
 
 def _transcripts(chosen: _Sessions, *, markdown: bool) -> str:
     """Each session's transcript under a heading saying which session it is."""
-    from .sessions.export import session_transcript
+    from .sessions.export import printable_line, session_transcript
 
     parts = []
     for session_id, records in chosen:
         cells = {r.cell_id for r in records}
-        heading = f"Session {session_id}"
+        heading = f"Session {printable_line(session_id)}"
         if records[0].parent and records[0].parent not in cells:
-            heading += f" (continues cell {records[0].parent})"
+            heading += f" (continues cell {printable_line(records[0].parent)})"
         heading = f"# {heading}" if markdown else f"{heading}\n{'=' * len(heading)}"
         parts.append(f"{heading}\n\n{session_transcript(records, markdown=markdown)}")
     return "\n\n\n".join(parts)

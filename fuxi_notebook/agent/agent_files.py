@@ -19,8 +19,8 @@ passed (see plugins.py). Later sources override earlier ones by name: plugins, t
 user, then project (and `options.agents` overrides them all).
 
 A file lives in a folder anyone with the repository can write, so it may not widen the
-policy: a `permissionMode` that approves more than the parent's (`acceptEdits`, `auto`,
-`bypassPermissions`) is ignored, with a warning.
+policy: like a definition in code, its `permissionMode` applies only where it approves
+nothing more than the parent's mode (subagent_session.py), else a warning says so.
 """
 
 from __future__ import annotations
@@ -33,15 +33,16 @@ from typing import Any
 from ..errors import ConfigurationError
 from ..options import EFFORT_LEVELS, PERMISSION_MODES, AgentDefinition, FuxiAgentOptions
 from ..permissions.rules import parse_rules
+from ..settings.reading import config_errors
 from .front_matter import FrontMatterError, split_front_matter, split_list
 from .plugins import Plugins, load_plugins, read_setting_file, setting_folders
 from .project_link import setting_sources
 
 __all__ = ["AgentFileError", "load_file_agents", "parse_agent_file"]
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+#: `\Z`, not `$` (which also matches before a final newline: "x\n" would pass)
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*\Z")
 _LISTS = frozenset({"tools", "disallowedTools", "skills", "mcpServers"})
-_WIDENING_MODES = frozenset({"acceptEdits", "auto", "bypassPermissions"})
 #: front-matter spellings -> AgentDefinition fields
 _FIELDS = {"disallowed-tools": "disallowedTools", "disallowed_tools": "disallowedTools",
            "max-turns": "maxTurns", "max_turns": "maxTurns",
@@ -119,16 +120,20 @@ def load_file_agents(options: FuxiAgentOptions, cwd: Path,
             continue
         for path in sorted(folder.glob("*.md")):
             try:
-                name, definition = parse_agent_file(read_setting_file(path, source, folder),
-                                                    default_name=path.stem)
-                parse_rules(definition.disallowedTools or [], "deny", cwd=cwd)
-            except (OSError, UnicodeDecodeError, AgentFileError, ConfigurationError) as error:
-                warnings.warn(f"skipped the agent file {path}: {error}", stacklevel=2)
+                with config_errors(str(path)):
+                    name, definition = parse_agent_file(read_setting_file(path, source, folder),
+                                                        default_name=path.stem)
+                    _check_rules(definition, cwd)
+            except ConfigurationError as error:  # "<path>: why"
+                warnings.warn(f"skipped the agent file {error}", stacklevel=2)
                 continue
-            if definition.permissionMode in _WIDENING_MODES:
-                warnings.warn(f"the agent file {path} asks for permissionMode "
-                              f"{definition.permissionMode!r}; a file may not widen the "
-                              "policy, so the parent's mode applies", stacklevel=2)
-                definition.permissionMode = None
             agents[name] = definition
     return agents
+
+
+def _check_rules(definition: AgentDefinition, cwd: Path) -> None:
+    """Its disallowedTools must be rules (AgentFileError, so the warning names the file)."""
+    try:
+        parse_rules(definition.disallowedTools or [], "deny", cwd=cwd)
+    except ConfigurationError as error:
+        raise AgentFileError(str(error)) from None

@@ -40,7 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigurationError
 from ..options import FuxiAgentOptions
+from ..settings.reading import config_errors
 from .front_matter import FrontMatterError, split_front_matter, split_list
 from .plugins import Plugins, load_plugins, read_setting_file, setting_folders
 from .project_link import setting_sources
@@ -50,7 +52,7 @@ __all__ = ["Command", "CommandFileError", "Expansion", "expand_prompt", "find_co
            "load_commands", "parse_command_file", "prompt_text"]
 
 #: one part of a command's name (a folder or the file's stem)
-_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")  # `$` would let "x\n" pass
 #: `/name` then, after white space, the arguments
 _INVOCATION = re.compile(r"^/(\S+)(?:\s+(.*))?\Z", re.DOTALL)
 _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9][0-9]*)")
@@ -153,14 +155,21 @@ def load_commands(options: FuxiAgentOptions, cwd: Path,
         plugin = owner.name if owner is not None else None
         if not folder.is_dir():
             continue
-        for path in sorted(p for p in folder.rglob("*.md") if p.is_file()):
+        try:
+            with config_errors(f"the command folder {folder}"):  # rglob recurses per level
+                paths = sorted(p for p in folder.rglob("*.md") if p.is_file())
+        except ConfigurationError as error:
+            warnings.warn(f"skipped {error}", stacklevel=2)
+            continue
+        for path in paths:
             try:
-                name = _name(path.relative_to(folder), plugin)
-                command = parse_command_file(read_setting_file(path, source, folder),
-                                             name=name, source=source, path=path,
-                                             plugin=plugin)
-            except (OSError, UnicodeDecodeError, CommandFileError) as error:
-                warnings.warn(f"skipped the command file {path}: {error}", stacklevel=2)
+                with config_errors(str(path)):
+                    name = _name(path.relative_to(folder), plugin)
+                    command = parse_command_file(read_setting_file(path, source, folder),
+                                                 name=name, source=source, path=path,
+                                                 plugin=plugin)
+            except ConfigurationError as error:  # "<path>: why"
+                warnings.warn(f"skipped the command file {error}", stacklevel=2)
                 continue
             if command.allowed_tools:
                 warnings.warn(f"the command file {path} sets allowed-tools "

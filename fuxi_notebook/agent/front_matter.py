@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["FrontMatterError", "split_front_matter", "split_list"]
 
-_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$")
+_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)\Z")
 
 
 class FrontMatterError(ValueError):

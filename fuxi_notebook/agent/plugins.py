@@ -12,7 +12,6 @@ from `cwd`.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,7 @@ __all__ = ["MANIFEST", "Plugin", "Plugins", "load_plugins", "setting_folders"]
 #: where a plugin's manifest lives, below its folder
 MANIFEST = Path(".fuxi-plugin") / "plugin.json"
 #: a plugin's name: it prefixes its commands (`<plugin>:<command>`)
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")  # `$` would let "x\n" pass
 
 
 @dataclass(frozen=True)
@@ -87,12 +86,18 @@ def _plugin(root: Path) -> Plugin:
 
 def _manifest(path: Path) -> dict[str, Any]:
     """The plugin.json object ({} when the plugin has none)."""
+    from ..errors import ConfigurationError
+    from ..settings.reading import config_errors, parse_json
+
     if not path.exists():
         return {}
+    where = f"{MANIFEST} cannot be read"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise _PluginError(f"{MANIFEST} cannot be read: {error}") from None
+        with config_errors(where):
+            text = path.read_text(encoding="utf-8")
+        data = parse_json(text, where)
+    except ConfigurationError as error:
+        raise _PluginError(str(error)) from None
     if not isinstance(data, dict):
         raise _PluginError(f"{MANIFEST} must hold a JSON object")
     return data
@@ -130,7 +135,7 @@ def setting_folders(kind: str, sources: list[str], plugins: Plugins,
     folders: list[tuple[str, Plugin | None, Path]] = [
         ("plugin", plugin, plugin.root / kind) for plugin in plugins.found]
     if "user" in sources:
-        from ..sessions.store import config_dir  # ~/.fuxi, or FUXI_CONFIG_DIR
+        from ..switches import config_dir  # ~/.fuxi, or FUXI_CONFIG_DIR
 
         folders.append(("user", None, config_dir() / kind))
     if "project" in sources:

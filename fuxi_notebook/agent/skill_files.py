@@ -34,6 +34,7 @@ from typing import Literal
 
 from ..errors import ConfigurationError
 from ..options import FuxiAgentOptions
+from ..settings.reading import config_errors
 from .front_matter import FrontMatterError, split_front_matter
 from .plugins import Plugins, load_plugins, read_setting_file, setting_folders
 from .project_link import setting_sources
@@ -43,9 +44,9 @@ __all__ = ["SKILL_FILE", "SkillFile", "SkillFileError", "load_skills", "read_ins
 SKILL_FILE = "SKILL.md"
 Source = Literal["plugin", "user", "project"]
 #: a skill's own name: no spaces, parentheses, `*` or `:` (rules and plugins use those)
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # `$` would let "x\n" pass
 #: a name in `options.skills`: a skill's, or `<plugin>:<skill>`
-_LISTED = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]*:)?[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_LISTED = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]*:)?[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 _IGNORED = ("allowed-tools", "model")
 
 
@@ -91,10 +92,11 @@ def parse_skill(text: str, *, default_name: str) -> tuple[str, str, str, dict[st
 def read_instructions(skill: SkillFile) -> str:
     """The skill's instructions as the file says now; SkillFileError if it no longer can."""
     try:
-        text = read_setting_file(skill.path, skill.source, skill.folder)
-    except (OSError, UnicodeDecodeError) as error:
-        raise SkillFileError(f"{skill.path} cannot be read: {error}") from None
-    return parse_skill(text, default_name=skill.folder.name)[2]
+        with config_errors(str(skill.path)):
+            text = read_setting_file(skill.path, skill.source, skill.folder)
+            return parse_skill(text, default_name=skill.folder.name)[2]
+    except ConfigurationError as error:
+        raise SkillFileError(str(error)) from None
 
 
 def _found(options: FuxiAgentOptions, cwd: Path, plugins: Plugins) -> dict[str, SkillFile]:
@@ -106,11 +108,12 @@ def _found(options: FuxiAgentOptions, cwd: Path, plugins: Plugins) -> dict[str, 
             continue
         for path in sorted(root.glob(f"*/{SKILL_FILE}")):
             try:
-                name, description, _body, rest = parse_skill(
-                    read_setting_file(path, source, path.parent),
-                    default_name=path.parent.name)
-            except (OSError, UnicodeDecodeError, SkillFileError) as error:
-                warnings.warn(f"skipped the skill {path}: {error}", stacklevel=3)
+                with config_errors(str(path)):
+                    name, description, _body, rest = parse_skill(
+                        read_setting_file(path, source, path.parent),
+                        default_name=path.parent.name)
+            except ConfigurationError as error:  # "<path>: why"
+                warnings.warn(f"skipped the skill {error}", stacklevel=3)
                 continue
             ignored = [key for key in _IGNORED if rest.get(key)]
             if ignored:

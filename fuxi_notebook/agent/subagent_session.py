@@ -38,6 +38,7 @@ from ..options import (
     PermissionResultAllow,
     ToolPermissionContext,
 )
+from ..permissions.engine import widens
 from ..tools.builtin import builtin_tools
 from .project_link import with_project
 from .run_model import RenamedModel
@@ -156,9 +157,7 @@ def _stderr(callback: Callable[[str], None] | None,
 def _options(parent: Session, agent_type: str, definition: AgentDefinition, *,
              agent_id: str, model: Model, tools: list[str]) -> FuxiAgentOptions:
     options = parent.options
-    mode = parent.permissions.mode
-    if definition.permissionMode is not None and mode == "default":
-        mode = definition.permissionMode
+    mode = _mode(parent.permissions.mode, definition.permissionMode, agent_type)
     # the parent's hooks with its settings files' hook commands (the child session gets
     # the project without them: see child_session), less those of the parent's prompt
     hooks = {event: matchers for event, matchers in (with_project(
@@ -177,6 +176,21 @@ def _options(parent: Session, agent_type: str, definition: AgentDefinition, *,
         extra_args={}, mcp_servers={}, strict_mcp_config=True, continue_conversation=False,
         resume=None, session_id=None, fork_session=False, resume_session_at=None,
         session_store=None)
+
+
+def _mode(parent: str, wanted: str | None, agent_type: str) -> str:
+    """The subagent's mode: its definition's where the parent's allows an override (as
+    in the comparable SDK, not under acceptEdits, auto or bypassPermissions) and it does
+    not widen the parent's; else the parent's, with a warning when one was asked for."""
+    if wanted is None or wanted == parent:
+        return parent
+    if parent in ("default", "plan", "dontAsk") and not widens(wanted, parent):
+        return wanted
+    if widens(wanted, parent):
+        warnings.warn(f"the agent {agent_type!r} asks for permissionMode {wanted!r}, which "
+                      f"would approve more than its parent's {parent!r}; the parent's mode "
+                      "applies", stacklevel=3)
+    return parent
 
 
 def child_session(parent: Session, agent_type: str, definition: AgentDefinition, *,

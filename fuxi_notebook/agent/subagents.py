@@ -187,6 +187,8 @@ class AgentTool(DeclaredTool):
     name = AGENT_TOOL
     aliases = AGENT_ALIASES
     kind = "read"
+    #: a subagent asks a model, and its turns are not in the parent's record
+    on_replay = "recorded"
     #: its subagent's messages join the parent's stream while it runs (see relay.py)
     relays_messages = True
 

@@ -11,7 +11,6 @@ from the environment, as `.mcp.json` files expect; Python dicts are taken litera
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -132,16 +131,19 @@ def parse_mcp_servers(value: Mapping[str, Any] | str | Path, *,
     `base` is where a relative file path is found (default: the current directory).
     Raises `ConfigurationError` for anything unusable, naming the server and field.
     """
+    from ..settings.reading import check_depth, parse_json  # lazy: settings/ imports this
+
     expand = False
     if isinstance(value, Path) or (isinstance(value, str) and not value.lstrip().startswith(
             ("{", "["))):
         value, expand = _read_file(Path(value), base), True
     elif isinstance(value, str):
-        value, expand = _loads(value, "the mcp_servers JSON"), True
+        value, expand = parse_json(value, "the mcp_servers JSON"), True
     if not isinstance(value, Mapping):
         raise ConfigurationError(
             "mcp_servers must be {name: config}, {'mcpServers': {...}}, a JSON string or a "
             f"file path, not {type(value).__name__}")
+    check_depth(value, "mcp_servers")  # a Python value too: errors repr() what they name
     servers = value.get("mcpServers", value) if "mcpServers" in value else value
     if not isinstance(servers, Mapping):
         raise ConfigurationError("mcpServers must be an object of {name: config}")
@@ -150,24 +152,12 @@ def parse_mcp_servers(value: Mapping[str, Any] | str | Path, *,
 
 
 def _read_file(path: Path, base: Path | None) -> Any:
+    from ..settings.reading import read_json_file
+
     path = path.expanduser()
     if not path.is_absolute():
         path = (base or Path.cwd()) / path
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigurationError(f"MCP config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigurationError(f"cannot read the MCP config file {path}: {error}") from None
-    return _loads(text, str(path))
-
-
-def _loads(text: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigurationError(f"{where} is not valid JSON: {error.msg} at line "
-                                 f"{error.lineno}, column {error.colno}") from None
+    return read_json_file(path, f"MCP config file {path}")
 
 
 def _name(name: object) -> str:

@@ -8,7 +8,9 @@ names alone, never on listing order.
 
 Server keys are not sanitized but checked (`server_name_problem`): the permission rule
 language splits `mcp__a__b__c` as server `a`, tool `b__c`, so a key must not contain `__`
-or end with `_`, or its rules would name another server.
+or end with `_`, or its rules would name another server; and it must leave room for a
+suffixed tool name. The patterns end in `\\Z`, not `$`: `$` also matches before a final
+newline, so `db` and a newline passed as a server name.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from collections.abc import Iterable
 __all__ = ["API_TOOL_NAME", "PREFIX", "server_name_problem", "tool_names"]
 
 #: What the Messages API accepts as a tool name.
-API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}\Z")
 PREFIX = "mcp__"
 _MAX = 128
 _SUFFIX = 7  # "_" + 6 hex digits
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
-_KEY = re.compile(r"^[a-zA-Z0-9_-]+$")
+_KEY = re.compile(r"^[a-zA-Z0-9_-]+\Z")
+#: the longest server key: `mcp__<key>__` leaves room for a tool name cut to a suffix
+MAX_SERVER_NAME = _MAX - len(PREFIX) - len("__") - _SUFFIX
 
 
 def server_name_problem(name: object) -> str | None:
@@ -39,8 +43,8 @@ def server_name_problem(name: object) -> str | None:
     if "__" in name or name.endswith("_"):
         return ("a server name must not contain '__' or end with '_' (permission rules "
                 "split 'mcp__server__tool' at the first '__' after the server)")
-    if len(PREFIX) + len(name) + 3 > _MAX:
-        return f"a server name must be at most {_MAX - len(PREFIX) - 3} characters"
+    if len(name) > MAX_SERVER_NAME:
+        return f"a server name must be at most {MAX_SERVER_NAME} characters"
     return None
 
 

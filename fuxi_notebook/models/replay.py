@@ -18,11 +18,12 @@ from .accumulate import play_events
 from .base import ModelRequest, ModelStreamItem
 from .script import Turn, turn_events
 
-__all__ = ["ReplayModel", "recorded_turns"]
+__all__ = ["ReplayModel"]
 
 
 class ReplayModel:
-    """A `Model` whose responses are the assistant messages of a recorded run, in order.
+    """A `Model` whose responses are the assistant messages of a recorded run, in order
+    (a notebook's replay serves the turns of its plan: notebook/replay_plan.py).
 
     Attributes:
         requests: how many requests were answered.
@@ -56,14 +57,3 @@ class ReplayModel:
         for item in play_events(events):
             yield item
 
-
-def recorded_turns(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """The assistant messages of a record as turns (string content becomes a text block)."""
-    turns = []
-    for message in messages:
-        if message.get("role") != "assistant":
-            continue
-        content = message.get("content")
-        turns.append([{"type": "text", "text": content}] if isinstance(content, str)
-                     else [b for b in content if isinstance(b, dict)])
-    return turns

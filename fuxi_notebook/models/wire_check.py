@@ -68,7 +68,7 @@ def _tools_problem(tools: Any) -> str | None:
         if not isinstance(tool, dict):
             return f"tools.{index}: Input should be a valid dictionary"
         name = tool.get("name")
-        if not isinstance(name, str) or not _TOOL_NAME.match(name):
+        if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):  # `$`: "x\n" too
             return f"tools.{index}.name: String should match pattern '{_TOOL_NAME.pattern}'"
         if name in seen:
             return f"tools: Tool names must be unique ({name!r} appears twice)"

@@ -15,8 +15,9 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
@@ -37,7 +38,11 @@ from .kernel_context import referenced
 from .live_cell import ALLOW_HINT, Approvals, LiveCell
 from .magic_args import CellArgs, MagicArgsError, parse_cell_line
 from .render import HeadlessRenderer, LiveRenderer, Renderer, TextRenderer
-from .replay_cell import DivergenceWatch, ReplayMode, has_api_key, replay_mode, replay_summary
+from .replay_cell import DivergenceWatch, ReplayMode, has_api_key, replay_mode
+
+if TYPE_CHECKING:
+    from ..tools.base import Declaration
+    from .replay_plan import ReplayPlan
 
 __all__ = ["HEADLESS_MAX_TURNS", "FuxiRun", "NotebookAgent", "detect_frontend"]
 
@@ -72,13 +77,18 @@ class NotebookAgent:
         self.session: Session | None = None
         self.context = KernelContext(shell)
         self.mcp = KernelServers()
-        self.replay_trusted = False
+        #: the plans (by digest) the user let replay: a record whose calls differ asks again
+        self.replay_consented: set[str] = set()
         #: fingerprints of project settings the user chose not to trust (asked once)
         self.trust_declined: set[str] = set()
         #: fingerprints of held-back settings the cells already listed in full
         self.held_back_told: set[str] = set()
         self.runs = 0
         self.turns = 0
+        #: a %%fuxi cell is running (its code cannot start another, nor change the policy)
+        self.running = False
+        #: this cell's replay planners, by the settings they plan under
+        self._planners: dict[str, Callable[[SessionRecord], ReplayPlan]] = {}
 
     @property
     def last_cell_id(self) -> str | None:
@@ -89,11 +99,15 @@ class NotebookAgent:
         to replay, which conversation goes on (see permissions/integrity.py)."""
         session.permissions.allow_hint = ALLOW_HINT
         for watched in (Watched(self, "defaults", label="the %fuxi config defaults"),
-                        Watched(self, "replay_trusted", label="the consent to replay"),
+                        Watched(self, "replay_consented", label="the consent to replay"),
                         Watched(self, "conversations", "identity",
                                 label="the notebook's conversations"),
                         Watched(self, "session", "identity", label="the current session")):
             session.guard.watched.append(watched)
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is not None:  # what redacts every output (notebook/output_redaction.py)
+            session.guard.watched.append(Watched(kernel.session, "send", "identity",
+                                                 label="the redaction of the outputs"))
         session.guard.reseal()
         # the kernel's code is watched across cells: the previous cell's seal carries over
         session.guard.arm(self.session.guard.code if self.session is not None else None)
@@ -143,7 +157,9 @@ class NotebookAgent:
                 **args.settings()}
 
     def _options(self, args: CellArgs) -> FuxiAgentOptions:
-        settings = self._settings(args)
+        return self._options_from(self._settings(args))
+
+    def _options_from(self, settings: dict[str, Any]) -> FuxiAgentOptions:
         return FuxiAgentOptions(
             model=settings.get("model"),
             max_turns=settings.get("max_turns"),
@@ -167,15 +183,21 @@ class NotebookAgent:
             value = self.shell.user_ns[given]
             if isinstance(value, type):
                 return value  # a pydantic model class (Session checks it is one)
-        elif given.lstrip().startswith("{"):
+        elif given.lstrip().startswith(("{", "[")):
             value = _json(given, "--output-schema's JSON")
         else:
             path = Path(cwd or ".").expanduser() / Path(given).expanduser()
-            if not path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace") if (
+                    path.is_file()) else None
+            except OSError:  # a name too long for a path, a file that cannot be read
+                text = None
+            if text is None:
+                shown = given if len(given) <= 80 else given[:80] + "…"
                 raise UsageError(f"%%fuxi: --output-schema takes inline JSON, a .json file or "
                                  f"the name of a variable holding a schema or a pydantic "
-                                 f"model class; {given!r} is none of these")
-            value = _json(path.read_text(encoding="utf-8", errors="replace"), str(path))
+                                 f"model class; {shown!r} is none of these")
+            value = _json(text, str(path))
         if isinstance(value, dict) and value.get("type") != "json_schema":
             value = {"type": "json_schema", "schema": value}
         return value
@@ -294,10 +316,18 @@ class NotebookAgent:
     async def run_cell(self, line: str, body: str) -> FuxiRun:
         """Run one `%%fuxi` cell."""
         self._check_between_cells()
-        return await self._run_cell(line, body)
+        if self.running:
+            raise UsageError("%%fuxi: a %%fuxi cell is running already; code it runs cannot "
+                             "start another one")
+        self.running = True
+        try:
+            return await self._run_cell(line, body)
+        finally:
+            self.running = False
 
     async def _run_cell(self, line: str, body: str) -> FuxiRun:
         body = body.strip("\n")
+        self._planners.clear()  # declarations are read again for each cell
         try:
             args = parse_cell_line(line)
             mode = replay_mode(args.replay, self.defaults.get("replay"))
@@ -319,20 +349,24 @@ class NotebookAgent:
             raise UsageError(f"%%fuxi: {error}") from None
         if plan.source != "kernel":  # `%fuxi` counts the runs of this conversation
             self.runs = self.turns = 0
-        record, why_live = await self._replay_or_live(mode, cell, plan, args, body, renderer)
+        replay, why_live = await self._replay_or_live(mode, cell, plan, args, body, renderer)
         told = self.identity.take_notes()  # rare, said once: also where headless runs see it
         for note in told:
             print(note, file=sys.stderr)
         notes = told + [f"fuxi: {n}" for n in (plan.note, why_live) if n]
-        if record is not None:
-            return await self._replay(record, mode, cell, plan, args, body, renderer, notes,
+        if replay is not None:
+            return await self._replay(replay, mode, cell, plan, args, body, renderer, notes,
                                       key)
         return await self._live(options, cell, plan, args, body, renderer, notes, key)
 
     async def _replay_or_live(self, mode: ReplayMode, cell: CellIdentity,
                               plan: ConversationPlan, args: CellArgs, body: str,
-                              renderer: Renderer) -> tuple[SessionRecord | None, str | None]:
-        """The record to replay (or None to run live, with why if it matters)."""
+                              renderer: Renderer) -> tuple[ReplayPlan | None, str | None]:
+        """The plan of the record to replay (or None to run live, with why if it matters).
+        Every replay follows its record's plan: the card, the terminal's prompt and a
+        headless run alike (see replay_plan.py)."""
+        from .replay_plan import ReplayRefused
+
         if not mode.replays:
             return None, None
         record, problem = self.conversations.recorded(cell)
@@ -352,21 +386,100 @@ class NotebookAgent:
             if key and mode.mode != "strict":
                 return None, f"not replayed ({why}); running it live"
             self._refuse(cell, f"the cell is not replayed: {why}")
+        try:
+            replay = self._plan(record, self._settings(args))
+        except ReplayRefused as refused:
+            self._refuse(cell, f"the cell is not replayed: {refused}; nothing of it ran")
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: {error}") from None
         if not renderer.interactive and not mode.explicit:
             self._refuse(cell, "this cell has a recorded run, and a headless run re-executes "
                                "recorded tool calls only when asked to: set FUXI_REPLAY="
                                "lenient (or strict), or use --replay")
-        if renderer.interactive and not self.replay_trusted:
-            notebook = self.identity.saved()
-            records = [c.record for c in notebook.cells if c.record] if notebook else [record]
-            _, summary = replay_summary(records or [record])
-            async with ticking():  # "Interrupt kernel" must reach a waiting card too
-                confirmed = await renderer.confirm_replay(summary)
-            if not confirmed:
-                self._refuse(cell, "replay cancelled; the recorded run is shown above and "
-                                   "nothing was re-executed")
-            self.replay_trusted = True
-        return record, None
+        if renderer.interactive and replay.digest not in self.replay_consented:
+            await self._ask_consent(cell, replay, renderer)
+        return replay, None
+
+    async def _ask_consent(self, cell: CellIdentity, replay: ReplayPlan,
+                           renderer: Renderer) -> None:
+        """The consent card for this record and every other record of the notebook not
+        consented to yet; consent covers exactly the plans it showed."""
+        from .replay_consent import replay_consent
+        from .replay_plan import ReplayRefused
+
+        notebook = self.identity.saved()
+        plans, unplayable, digests = [replay], [], {replay.digest}
+        for saved in notebook.cells if notebook is not None else ():
+            other = saved.record
+            if other is None or other is replay.record or other.cell_id == cell.cell_id:
+                continue
+            try:
+                planned = self._planner({**self._settings(CellArgs()), **other.options})(other)
+            except (ReplayRefused, ConfigurationError) as refused:
+                unplayable.append((other.cell_id, str(refused)))
+                continue
+            if planned.digest not in self.replay_consented | digests:
+                plans.append(planned)
+                digests.add(planned.digest)
+        consent = replay_consent(plans, unplayable=unplayable)
+        async with ticking():  # "Interrupt kernel" must reach a waiting card too
+            confirmed = await renderer.confirm_replay(consent)
+        if not confirmed:
+            self._refuse(cell, "replay cancelled; the recorded run is shown above and "
+                               "nothing was re-executed")
+        self.replay_consented |= digests
+
+    def _plan(self, record: SessionRecord, settings: dict[str, Any]) -> ReplayPlan:
+        """The record's replay plan under the tools a cell with `settings` has here."""
+        return self._planner(settings)(record)
+
+    def _planner(self, settings: dict[str, Any]) -> Callable[[SessionRecord], ReplayPlan]:
+        """Plans records under the tools a cell with `settings` has here (the declarations
+        are read once per cell and settings: the kernel's tools may change between cells).
+        Raises ConfigurationError for settings no cell could run with."""
+        from ..permissions.engine import always_allow_rule
+        from .replay_plan import replay_plan
+
+        same = json.dumps(settings, sort_keys=True, default=str)
+        if same not in self._planners:
+            declared, cwd = self._declarations(settings)
+
+            def plan(record: SessionRecord) -> ReplayPlan:
+                return replay_plan(record, declared, rule_of=lambda declaration, tool_input:
+                                   always_allow_rule(declaration, tool_input, cwd=cwd))
+
+            self._planners[same] = plan
+        return self._planners[same]
+
+    def _granted_before(self, plan: ConversationPlan, args: CellArgs) -> list[str]:
+        """The "Always allow" rules the cells this one continues granted, each checked as
+        its own replay checks it (a record that cannot be replayed grants nothing)."""
+        from .replay_plan import ReplayRefused
+
+        if not plan.ancestors:
+            return []
+        planner = self._planner(self._settings(args))
+        rules: list[str] = []
+        for earlier in plan.ancestors:
+            with contextlib.suppress(ReplayRefused):
+                rules += planner(earlier).rules
+        return rules
+
+    def _declarations(self, settings: dict[str, Any]) -> tuple[dict[str, Declaration], Path]:
+        """Name (older names too) -> declaration of every tool a replayed cell with
+        `settings` has, and its working directory. Raises ConfigurationError."""
+        from ..models.scripted import ScriptedModel
+        from .kernel_tools import kernel_tools
+
+        options = self._options_from(settings)
+        options.model = ScriptedModel([])  # only the declarations are wanted: no client
+        session = _session(options, extra_tools=kernel_tools(self.shell))
+        declared = dict(session.permissions.declared)
+        for name in session.registry.names():
+            for alias in getattr(session.registry.get(name), "aliases", ()):
+                if name in declared:
+                    declared.setdefault(alias, declared[name])
+        return declared, session.cwd
 
     def _refuse(self, cell: CellIdentity, why: str) -> None:
         """Keep what the cell had (its saved outputs), then one clear line."""
@@ -377,31 +490,31 @@ class NotebookAgent:
                 publish(self.shell, dict(output["data"]), dict(output.get("metadata") or {}))
         raise UsageError(f"%%fuxi: {why}")
 
-    async def _replay(self, record: SessionRecord, mode: ReplayMode, cell: CellIdentity,
+    async def _replay(self, replay: ReplayPlan, mode: ReplayMode, cell: CellIdentity,
                       plan: ConversationPlan, args: CellArgs, body: str, renderer: Renderer,
                       notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
-        from ..models.replay import ReplayModel, recorded_turns
+        from ..models.replay import ReplayModel
         from .kernel_tools import kernel_tools
-        from .replay_run import NOT_REPEATED, RecordedResults, ReplayCell, recorded_mcp_tools
+        from .replay_run import ReplayCell, answer_from_record, recorded_mcp_tools
 
+        record = replay.record
         options = self._options(args)
-        options.allowed_tools += [a.rule for r in plan.ancestors for a in r.approvals
-                                  if a.decision == "always_allow" and a.rule]
-        options.model = ReplayModel(recorded_turns(record.messages), name=record.model)
+        options.allowed_tools += self._granted_before(plan, args)
+        options.model = ReplayModel(replay.turns, name=record.model)
         live = Approvals(renderer) if renderer.interactive else None
-        approvals = RecordedApprovals(record.approvals, fallback=live.decide if live else None)
+        approvals = RecordedApprovals(replay.approvals, fallback=live.decide if live else None)
         options.can_use_tool = approvals
         conversation = plan.conversation
         before = (list(conversation.history), list(conversation.pending_results),
                   list(conversation.permission_updates))
-        tools = [RecordedResults(t, record) if t.name in NOT_REPEATED else t
-                 for t in kernel_tools(self.shell)] + recorded_mcp_tools(record)
+        tools = kernel_tools(self.shell) + recorded_mcp_tools(record)
         project = await self._project(options, renderer, ask=False)
         try:
             session = _session(options, extra_tools=tools, conversation=conversation,
                                project=project)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
+        answer_from_record(session, record)  # what its tools declare is not run again
         told = self._held_back_notes(session)
         self._guard(session)
         approvals.policy = session.permissions.not_allowed
@@ -516,10 +629,13 @@ def _trust_summary(project: Any) -> str:
 
 
 def _json(text: str, what: str) -> Any:
+    """`text` as JSON; anything wrong with it (invalid, nested too deep) is one line."""
+    from ..settings.reading import parse_json
+
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"%%fuxi: {what} is not valid JSON: {error}") from None
+        return parse_json(text, what)
+    except ConfigurationError as error:
+        raise UsageError(f"%%fuxi: {error}") from None
 
 
 def _renderer(frontend: str) -> Renderer:

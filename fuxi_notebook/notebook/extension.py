@@ -15,7 +15,9 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
+from .frontend_text import fuxi_cell_parts, has_line_magic, sent_cell_parts
 from .magic_args import MagicArgsError, parse_cell_line
+from .output_redaction import OutputRedaction
 
 __all__ = ["FuxiMagics", "load_ipython_extension", "transform_fuxi_cell",
            "unload_ipython_extension"]
@@ -37,27 +39,28 @@ def agent_for(shell: Any) -> Any:
 
 
 async def run_fuxi_cell(line: str, body: str) -> None:
-    """What a rewritten `%%fuxi` cell awaits."""
+    """What a rewritten `%%fuxi` cell awaits: the cell the frontend sent, as written."""
     from IPython import get_ipython
 
-    await agent_for(get_ipython()).run_cell(line, body)
+    shell = get_ipython()
+    sent = sent_cell_parts(shell)  # compared as the cell uses them (ends stripped of \n)
+    if sent is None or (sent[0], sent[1].strip("\n")) != (line, body.strip("\n")):
+        raise UsageError("%%fuxi: this run's options and prompt are not the text of the "
+                         "cell you ran (code in the kernel changed them on the way, or "
+                         "called the agent itself); nothing ran. A %%fuxi cell runs only "
+                         "as the frontend sent it: run the cell itself, or %reload_ext "
+                         "fuxi_notebook if an input transformer was added.")
+    await agent_for(shell).run_cell(line, body)
 
 
 def transform_fuxi_cell(lines: list[str]) -> list[str]:
-    """Rewrite a `%%fuxi` cell into `await ...run_fuxi_cell(line, body)`; `%%fuxi?` stays."""
-    first = 0
-    while first < len(lines) and not lines[first].strip():
-        first += 1
-    if first == len(lines):
+    """Rewrite a `%%fuxi` cell into `await ...run_fuxi_cell(line, body)`; `%%fuxi?` stays,
+    and so does a cell without a prompt yet (terminal IPython keeps reading it)."""
+    parts = fuxi_cell_parts(lines)
+    if parts is None:
         return lines
-    head = lines[first].rstrip("\n")
-    if not (head == "%%fuxi" or head.startswith(("%%fuxi ", "%%fuxi\t"))):
-        return lines
-    body = "".join(lines[first + 1:])
-    if not body.strip():
-        return lines  # not a prompt yet: lets terminal IPython keep reading the cell
     target = "__import__('fuxi_notebook.notebook.extension', fromlist=['_']).run_fuxi_cell"
-    return [f"await {target}({head[len('%%fuxi'):].strip()!r}, {body!r})\n"]
+    return [f"await {target}({parts[0]!r}, {parts[1]!r})\n"]
 
 
 # IPython's check_complete skips transformers marked like this, so it still sees a
@@ -169,6 +172,8 @@ class FuxiMagics(Magics):
         agent = agent_for(self.shell)
         if not words:
             return _session_summary(agent)
+        if words[0] in _POLICY_COMMANDS:
+            _check_policy_command(self.shell, agent, line)
         if words[0] == "reset":
             agent.reset()
             agent.reseal()  # a change through fuxi's own command
@@ -193,6 +198,20 @@ class FuxiMagics(Magics):
                          "%fuxi models, %fuxi tools, %fuxi commands, %fuxi skills, "
                          "%fuxi trust, %fuxi reset or %fuxi config [options] (see %%fuxi? "
                          "for the options)")
+
+
+#: The `%fuxi` commands that change what later cells may do (or which conversation and
+#: consent they go on with): only the user's own text may run them.
+_POLICY_COMMANDS = frozenset({"config", "reset", "trust"})
+
+
+def _check_policy_command(shell: Any, agent: Any, line: str) -> None:
+    """`%fuxi config`, `reset` and `trust` run only as a line the frontend sent, never
+    while a `%%fuxi` cell runs (from code the agent runs, or a thread it left)."""
+    if agent.running or not has_line_magic(shell, line):
+        raise UsageError(f"%fuxi {line.split()[0]}: changes what later %%fuxi cells may do, "
+                         "so it runs only as a line of a cell you run yourself (not from "
+                         "code, and not while a %%fuxi cell runs); nothing changed.")
 
 
 def _configure(agent: Any, rest: str) -> None:
@@ -410,8 +429,15 @@ def load_ipython_extension(shell: Any) -> None:
     problem = _kernel_version_problem(shell)
     if problem:
         raise UsageError(problem)
-    from .. import switches  # noqa: F401  (environment switches are read now, at load)
+    from .. import switches  # environment switches are read now, at load
 
+    if getattr(shell, "kernel", None) is not None:  # the model's code shares its environment
+        switches.pin_config_dir(str(switches.config_dir().resolve()))
+
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None and not isinstance(getattr(kernel.session.send, "__self__", None),
+                                             OutputRedaction):
+        OutputRedaction(kernel.session).install()  # every output, whenever it is written
     transformers = shell.input_transformers_cleanup
     if transform_fuxi_cell not in transformers:
         transformers.insert(0, transform_fuxi_cell)

@@ -101,6 +101,8 @@ class InsertCellTool(DeclaredTool):
     )
 
     kind = "edit"
+    #: the cell a recorded call added is in the notebook already
+    on_replay = "recorded"
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell

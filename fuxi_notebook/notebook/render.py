@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.display import clear_output, display
 
@@ -42,6 +42,9 @@ from ..types import (
 )
 from .cellrun import FinalOutputs
 from .view import LiveView, ToolCard, boundary_line, tool_summary
+
+if TYPE_CHECKING:
+    from .replay_consent import ReplayConsent
 
 __all__ = ["Answer", "Coalescer", "HeadlessRenderer", "LiveRenderer", "Renderer", "TextRenderer",
            "always_adds"]
@@ -74,7 +77,7 @@ class Renderer(Protocol):
     async def ask(self, tool_name: str, tool_input: dict[str, Any],
                   context: ToolPermissionContext) -> Answer: ...
 
-    async def confirm_replay(self, summary: str) -> bool: ...
+    async def confirm_replay(self, consent: ReplayConsent) -> bool: ...
 
     async def confirm_trust(self, summary: str) -> bool: ...
 
@@ -304,10 +307,10 @@ class LiveRenderer:
             self.view.mark_asking(context.tool_use_id, False)
             self.coalescer.poke()
 
-    async def confirm_replay(self, summary: str) -> bool:
+    async def confirm_replay(self, consent: ReplayConsent) -> bool:
         from .approval_widgets import ask_replay
 
-        return await ask_replay(summary)
+        return await ask_replay(consent.markdown)
 
     async def confirm_trust(self, summary: str) -> bool:
         from .approval_widgets import ask_trust
@@ -357,7 +360,7 @@ class HeadlessRenderer:
                   context: ToolPermissionContext) -> Answer:
         raise AssertionError("a headless run never asks")  # can_use_tool is not set
 
-    async def confirm_replay(self, summary: str) -> bool:
+    async def confirm_replay(self, consent: ReplayConsent) -> bool:
         return False  # nobody can answer: headless replay needs an explicit request
 
     async def confirm_trust(self, summary: str) -> bool:
@@ -471,8 +474,8 @@ class TextRenderer:
             answers[question["question"]] = chosen or reply
         return "allow", None, {**tool_input, "answers": answers}
 
-    async def confirm_replay(self, summary: str) -> bool:
-        self._line(summary.replace("**", "").replace("`", ""))
+    async def confirm_replay(self, consent: ReplayConsent) -> bool:
+        self._line(consent.text)  # the card's content as text: every call, revealed
         return self._read("  Replay? [y]es / [n]o: ").strip().lower() in ("y", "yes")
 
     async def confirm_trust(self, summary: str) -> bool:

@@ -36,12 +36,8 @@ from .published import PublishedOutputs
 from .render import Renderer, show_final
 from .replay_cell import DivergenceWatch
 
-__all__ = ["NOT_REPEATED", "RecordedResults", "ReplayCell", "recorded_compactions",
+__all__ = ["RecordedResults", "ReplayCell", "answer_from_record", "recorded_compactions",
            "recorded_mcp_tools"]
-
-#: Tools whose effect is on the notebook document itself: the cell an InsertCell call
-#: added is already in the notebook, so a replay answers with the recorded result.
-NOT_REPEATED = frozenset({"InsertCell"})
 
 
 class RecordedResults:
@@ -54,10 +50,13 @@ class RecordedResults:
         declared = declaration_of(tool, tool.name)  # declares what `tool` declares
         self.kind, self.reach, self.always_allow = (declared.kind, declared.reach,
                                                     declared.always_allow)
+        self.on_replay = "recorded"
         calls = recorded_calls(record)
         results = recorded_results(record)
+        names = {tool.name, *getattr(tool, "aliases", ())}  # Agent answers Task calls too
+        self.aliases = tuple(getattr(tool, "aliases", ()))
         self._answers = [results[i] for i, call in calls.items()
-                         if call.get("name") == tool.name and i in results]
+                         if call.get("name") in names and i in results]
 
     async def run(self, input: dict[str, Any], ctx: Any) -> ToolOutput:
         if not self._answers:
@@ -66,6 +65,18 @@ class RecordedResults:
         answer = self._answers.pop(0)
         return ToolOutput(content=answer.get("content") or "",
                           is_error=bool(answer.get("is_error")))
+
+
+def answer_from_record(session: Session, record: SessionRecord) -> None:
+    """The session's tools that declare `on_replay = "recorded"` (they need a model, an
+    MCP server or the notebook document: InsertCell's cell is in the notebook already)
+    answer from the record; the permission engine keeps their declarations."""
+    for name in session.registry.names():
+        declared = session.permissions.declared.get(name)
+        tool = session.registry.get(name)
+        if declared is not None and declared.on_replay == "recorded" and not isinstance(
+                tool, RecordedResults):
+            session.registry.replace(name, RecordedResults(tool, record))
 
 
 def recorded_compactions(record: SessionRecord) -> dict[int, list[Compaction]]:
@@ -94,6 +105,7 @@ class _RecordedTool:
     `execute` tool: the recorded approvals and the cell's rules decide them again)."""
 
     kind = "execute"
+    on_replay = "recorded"
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from .paths import PathFacts, inside_any, path_problem, protected_reason, resolve_path
+from .paths import PathFacts, config_folder, inside_any, protected_reason
 from .rules import Rule
 from .shell import (
     SimpleCommand,
@@ -23,20 +23,11 @@ from .shell import (
     is_read_only,
 )
 from .shell_policy import safe_assignments
+from .shell_reach import Reach, command_reach
 from .shell_sed import sed_problem
 
 __all__ = ["BashVerdict", "PathJudge", "judge_bash"]
 
-_NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed", "awk"})
-_READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "wc", "grep", "egrep",
-                      "fgrep", "rg", "sed", "sort", "uniq", "cut", "diff", "cmp", "file", "stat",
-                      "du", "ls", "tree", "find", "strings", "xxd", "od", "hexdump", "md5sum",
-                      "sha1sum", "sha256sum", "base64", "awk", "cd"})
-_WRITERS = frozenset({"touch", "mkdir", "rm", "rmdir", "mv", "tee", "chmod", "chown", "chgrp",
-                      "truncate", "unlink", "shred"})
-_COPIERS = frozenset({"cp", "install", "rsync", "ln"})
-_FIRST_ARG_NOT_PATH = frozenset({"chmod", "chown", "chgrp"})
 _ACCEPT_EDITS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
 #: Flags that turn a harmless command into a writer or a code runner: a `*` rule for the
 #: command never covers them (`Bash(find *)` does not approve `find . -fprint /x`).
@@ -73,61 +64,6 @@ class BashVerdict:
     unanalysable: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _Paths:
-    reads: list[PathFacts] = field(default_factory=list)
-    writes: list[PathFacts] = field(default_factory=list)
-    redirect_writes: list[PathFacts] = field(default_factory=list)
-    unknown: bool = False
-
-    def all_writes(self) -> list[PathFacts]:
-        return [*self.writes, *self.redirect_writes]
-
-
-def _args(cmd: SimpleCommand) -> list[tuple[str, bool]]:
-    """Non-flag arguments of the inner command, with their dynamic flag."""
-    inner = cmd.inner()
-    words = list(zip(inner.argv[1:], inner.dynamic[1:], strict=True))
-    return [(w, d) for w, d in words if not w.startswith("-") or d]
-
-
-def _command_paths(cmd: SimpleCommand, base: Path) -> _Paths:
-    """Files a command reads and writes (arguments and redirections)."""
-    found = _Paths()
-    inner = cmd.inner()
-    name = Path(inner.argv[0]).name if inner.argv else ""
-    args = _args(cmd)
-    if name in _PATTERN_FIRST and args and "-e" not in inner.argv:
-        args = args[1:]
-    if name in _FIRST_ARG_NOT_PATH:
-        args = args[1:]
-    if name == "sed" and "-i" in " ".join(inner.argv):
-        name = "sed-i"
-    touches_files = name in _READERS or name in _WRITERS or name in _COPIERS or name == "sed-i"
-    for index, (word, dynamic) in enumerate(args if touches_files else []):
-        if dynamic:
-            found.unknown = True  # a file command on a path we cannot know
-            continue
-        if path_problem(word):
-            found.unknown = True
-            continue
-        facts = resolve_path(word, base)
-        is_last = index == len(args) - 1
-        if name in _WRITERS or name == "sed-i" or (name in _COPIERS and is_last):
-            found.writes.append(facts)
-        elif name in _READERS or name in _COPIERS:
-            found.reads.append(facts)
-    for redirect in cmd.redirects:
-        if redirect.op in (">&", "<&", "<<", "<<-", "<<<") and not redirect.is_write:
-            continue  # fd duplication, heredoc, herestring: no file involved
-        if redirect.target is None:
-            found.unknown = True
-        elif redirect.target not in _NULL_DEVICES:
-            target = resolve_path(redirect.target, base)
-            (found.redirect_writes if redirect.is_write else found.reads).append(target)
-    return found
-
-
 def _matches_bash(rules: Iterable[Rule], cmd: SimpleCommand) -> Rule | None:
     texts = {" ".join(cmd.argv), " ".join(cmd.inner().argv)}
     for rule in rules:
@@ -155,7 +91,7 @@ def judge_bash(command: str, *, base: Path, rules: dict[str, list[Rule]], paths:
     """Judge `command` run in `base` against deny/ask/allow `rules` and the path rules."""
     analysis = analyse(command)
     verdict = BashVerdict(unanalysable=list(analysis.problems))
-    parts = [(cmd, _command_paths(cmd, base)) for cmd in analysis.commands]
+    parts = [(cmd, command_reach(cmd, base)) for cmd in analysis.commands]
     verdict.deny = _first_deny(parts, rules["deny"], paths, refuse)
     if verdict.deny:
         return verdict
@@ -173,7 +109,7 @@ def _name(cmd: SimpleCommand) -> str:
     return Path(inner.argv[0]).name if inner.argv else ""
 
 
-def _first_deny(parts: list[tuple[SimpleCommand, _Paths]], deny: list[Rule], paths: PathJudge,
+def _first_deny(parts: list[tuple[SimpleCommand, Reach]], deny: list[Rule], paths: PathJudge,
                 refuse: Callable[[SimpleCommand], str | None]) -> str | None:
     for cmd, found in parts:
         rule = _matches_bash(deny, cmd)
@@ -228,15 +164,28 @@ def _rule_allows(rules: list[Rule], cmd: SimpleCommand, *, exact_only: bool = Fa
     return False
 
 
-def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: _Paths, allow: list[Rule],
+def _outside(facts: list[PathFacts], roots: list[Path], limit: int = 10) -> list[str]:
+    """The first paths outside the working directories (a copied folder can hold many)."""
+    found: list[str] = []
+    for one in facts:
+        if not all(inside_any(p, roots) for p in one.both()):
+            found.append(str(one.link))
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: Reach, allow: list[Rule],
                 paths: PathJudge, changes_dir: bool) -> None:
     writes = found.all_writes()
+    config = config_folder()
     for facts in writes:
-        reason = protected_reason(facts)
+        reason = protected_reason(facts, config=config)
         if reason:
             verdict.soft_ask.append(reason)
-    outside = [str(f.link) for f in [*found.reads, *writes]
-               if not all(inside_any(p, paths.roots) for p in f.both())]
+            break  # one protected path is reason enough (a copied folder can hold many)
+    verdict.soft_ask.extend(r for r in found.soft if r not in verdict.soft_ask)
+    outside = _outside([*found.reads, *writes], paths.roots)
     inside = not outside
     name = _name(cmd)
     sed = sed_problem(cmd.inner().argv) if name == "sed" else None

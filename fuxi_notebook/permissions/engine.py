@@ -36,7 +36,7 @@ from .rules import Behavior, parse_rule, parse_rules
 from .settings import load_settings
 from .shell import SimpleCommand, kills_own_process
 
-__all__ = ["Decision", "PermissionEngine", "check_mode"]
+__all__ = ["Decision", "PermissionEngine", "always_allow_rule", "check_mode", "widens"]
 
 Classifier = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
 
@@ -67,6 +67,25 @@ def check_mode(mode: str) -> None:
             "before the package loads (it is read once, at load).")
 
 
+#: For each mode, the modes that approve nothing it would not (each approves no call
+#: without asking that the key's mode would ask about or deny). `plan` and `dontAsk` are
+#: within `default`; `acceptEdits` and `auto` each approve what the other asks about.
+_WITHIN: dict[str, frozenset[str]] = {
+    "default": frozenset({"default", "plan", "dontAsk"}),
+    "plan": frozenset({"plan"}),
+    "dontAsk": frozenset({"dontAsk"}),
+    "acceptEdits": frozenset({"acceptEdits", "default", "plan", "dontAsk"}),
+    "auto": frozenset({"auto", "default", "plan", "dontAsk"}),
+    "bypassPermissions": frozenset(PERMISSION_MODES),
+}
+
+
+def widens(mode: str, than: str) -> bool:
+    """Whether `mode` would approve a call without asking that `than` would not (a
+    subagent's own mode may narrow its parent's, never widen it)."""
+    return mode not in _WITHIN.get(than, frozenset({than}))
+
+
 def _is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -82,6 +101,20 @@ def _own_process() -> tuple[list[str], list[int]]:
             continue
         lines.append(raw.replace(b"\0", b" ").decode(errors="replace").strip())
     return lines, pids
+
+
+def always_allow_rule(declared: Declaration, tool_input: dict[str, Any], *,
+                      cwd: Path) -> str | None:
+    """The rule "Always allow" adds for this call, as the tool declares it, in the form an
+    approval records it (None: the declaration names no valid rule). A replay checks a
+    recorded "Always allow" against this, so a record cannot grant more than the call's
+    own tool would have offered."""
+    rule = always_allow_of(declared, tool_input)
+    try:
+        parse_rule(rule, "allow", cwd=cwd)
+    except ConfigurationError:
+        return None
+    return str(PermissionRuleValue.from_text(rule))
 
 
 class PermissionEngine:
@@ -258,11 +291,9 @@ class PermissionEngine:
 
     def suggestions(self, tool_name: str, tool_input: dict[str, Any]) -> list[PermissionUpdate]:
         """What "Always allow" adds for this call, as the tool declares it."""
-        rule = always_allow_of(self.declared.get(tool_name) or declaration_of(None, tool_name),
-                               tool_input)
-        try:
-            parse_rule(rule, "allow", cwd=self.cwd)
-        except ConfigurationError:
+        rule = always_allow_rule(self.declared.get(tool_name)
+                                 or declaration_of(None, tool_name), tool_input, cwd=self.cwd)
+        if rule is None:
             return []  # a declaration that names no valid rule offers no "Always allow"
         return [PermissionUpdate(type="addRules", behavior="allow",
                                  rules=[PermissionRuleValue.from_text(rule)],

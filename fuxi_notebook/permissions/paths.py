@@ -8,17 +8,21 @@ when they do not exist yet (creating `.mcp.json` is as dangerous as editing it).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 __all__ = [
     "PROTECTED_DIRS",
     "PROTECTED_FILES",
     "PathFacts",
+    "config_folder",
+    "hard_link_reason",
     "inside_any",
     "path_problem",
     "protected_reason",
@@ -91,36 +95,70 @@ def _fold(path: Path | str) -> str:
 
 
 def inside_any(path: Path, roots: Iterable[Path]) -> bool:
-    """Whether `path` is one of `roots` or below one of them (component-wise)."""
-    folded = PurePosixPath(_fold(path))
-    return any(folded.is_relative_to(PurePosixPath(_fold(root))) for root in roots)
+    """Whether `path` is one of `roots` or below one of them (component-wise: a root must
+    be followed by a separator, so `/w` does not contain `/w2`)."""
+    text = _fold(str(path))
+    for root in roots:
+        base = _fold(str(root))
+        if text == base or text.startswith(base.rstrip("/") + "/"):
+            return True
+    return False
 
 
-def protected_reason(facts: PathFacts) -> str | None:
-    """Why writing to this path must always be confirmed, or None."""
+def protected_reason(facts: PathFacts, *, config: Path | None = None) -> str | None:
+    """Why writing to this path must always be confirmed, or None; `config` is the user
+    configuration folder, for a caller that checks many paths (else it is looked up)."""
+    user = config if config is not None else config_folder()
     for path in facts.both():
-        reason = _protected_one(path)
+        reason = _protected_one(path, user)
         if reason:
             return reason
     return None
 
 
-def _protected_one(path: Path) -> str | None:
-    from ..sessions.store import config_dir
+def hard_link_reason(facts: PathFacts) -> str | None:
+    """Why writing into this existing file changes more than its name says, or None.
 
-    user = Path(os.path.realpath(config_dir()))  # settings, hooks, trusted folders
-    if _fold(str(path)) == _fold(str(user)) or _fold(str(path)).startswith(
-            _fold(str(user)) + os.sep):
+    A file with several hard links is one file under several names, any of which may be
+    outside the working directories or protected (`ln ~/.bashrc notes.txt`).
+    """
+    try:
+        info = os.stat(facts.target)
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode) or info.st_nlink < 2:
+        return None
+    return (f"{facts.link} has {info.st_nlink} hard links: writing it changes a file that "
+            "other names share, which may be outside the working directories or protected")
+
+
+def config_folder() -> Path:
+    """The user configuration folder (settings, hooks, trusted folders), symlinks resolved."""
+    from ..switches import config_dir
+
+    return Path(os.path.realpath(config_dir()))
+
+
+@functools.cache
+def _needles(insensitive: bool) -> tuple[tuple[tuple[str, str], ...], dict[str, str]]:
+    """The protected names as compared: (`/dir/`, dir) pairs, and folded file -> file."""
+    fold = str.casefold if insensitive else str
+    return (tuple((f"/{fold(d)}/", d) for d in PROTECTED_DIRS),
+            {fold(f): f for f in PROTECTED_FILES})
+
+
+def _protected_one(path: Path, user: Path) -> str | None:
+    text, folder = _fold(str(path)), _fold(str(user))
+    if text == folder or text.startswith(folder + os.sep):
         return f"{path} is inside the fuxi configuration folder ({user}/)"
-    parts = [_fold(part) for part in path.parts]
-    joined = "/".join(parts)
-    for directory in PROTECTED_DIRS:
-        if f"/{_fold(directory)}/" in f"/{joined}/":
+    directories, files = _needles(CASE_INSENSITIVE)
+    padded = f"/{text}/"
+    for needle, directory in directories:
+        if needle in padded:
             return f"{path} is inside a protected directory ({directory}/)"
-    name = parts[-1] if parts else ""
-    for file_name in PROTECTED_FILES:
-        if name == _fold(file_name):
-            return f"{path} is a protected file ({file_name})"
+    name = text.rsplit("/", 1)[-1]
+    if name in files:
+        return f"{path} is a protected file ({files[name]})"
     for pattern in _PROTECTED_PATTERNS:
         if pattern.match(name):
             return f"{path} is a protected file (it configures or runs code at start-up)"

@@ -38,8 +38,9 @@ Behavior = Literal["allow", "deny", "ask"]
 PATH_RULES = frozenset({"Read", "Edit", "Write", "Glob", "Grep"})
 #: Rules whose specifier names what a call is about: tool -> the input field it matches.
 NAMED_RULES: dict[str, str] = {"Skill": "skill"}
-_RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_\-*]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
-_MCP = re.compile(r"^mcp__(?P<server>[A-Za-z0-9_\-]+?)(?:__(?P<tool>[A-Za-z0-9_\-*]+))?$")
+#: `\Z`, not `$` (which also matches before a final newline)
+_RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_\-*]+)(?:\((?P<spec>.*)\))?\Z", re.DOTALL)
+_MCP = re.compile(r"^mcp__(?P<server>[A-Za-z0-9_\-]+?)(?:__(?P<tool>[A-Za-z0-9_\-*]+))?\Z")
 _PARAM_RULE = re.compile(r"^(command|timeout|description|run_in_background|file_path|url):")
 
 

@@ -12,7 +12,6 @@ file's folder. Inline JSON and options rules use the session cwd.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,20 +37,14 @@ class PermissionSettings:
 
 
 def _read(source: str, cwd: Path) -> tuple[dict[str, Any], Path]:
+    from ..settings.reading import parse_json, read_json_file
+
     text = source.strip()
     if text.startswith("{"):
-        try:
-            return json.loads(text), cwd
-        except json.JSONDecodeError as error:
-            raise ConfigurationError(f"settings: invalid inline JSON ({error})") from error
+        return parse_json(text, "settings (inline JSON)"), cwd
     path = Path(source).expanduser()
     path = path if path.is_absolute() else cwd / path
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise ConfigurationError(f"settings file {str(path)!r} does not exist") from error
-    except json.JSONDecodeError as error:
-        raise ConfigurationError(f"settings file {str(path)!r}: invalid JSON ({error})") from error
+    data = read_json_file(path, f"settings file {str(path)!r}")
     root = path.parent.parent if path.parent.name == ".fuxi" else path.parent
     return data, root
 

@@ -4,13 +4,19 @@ Core (no IPython), used by `python -m fuxi_notebook sessions`. The script and no
 exports hold the code the agent ran, so a run can be reviewed, repeated or kept without
 the agent. What did not run (denied, failed, no result) or changed nothing (read-only
 tools) stays visible as comments, so the export never silently differs from the run.
+
+A record is data, never code (a notebook may come from anyone): every value it puts into
+generated code is a string literal, or a comment or markdown line whose non-printable
+characters (line breaks of any kind, NUL, bidi controls) are written as Python escapes.
+Only the code the Python tool ran, and the Bash commands, run as what they were.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,12 +25,17 @@ from .record import SessionRecord
 from .transcript import input_summary, render_transcript, render_transcript_text
 
 __all__ = ["export_jsonl", "export_notebook", "export_script",
-           "notebook_sessions", "session_transcript"]
+           "notebook_sessions", "printable_line", "session_transcript"]
 
 _DENIAL = re.compile(r"denied|not granted|^\s*not executed", re.IGNORECASE)
 #: The verdict line of a Bash result whose command ran (a non-zero exit is still a run).
 _RAN = re.compile(r"^(Exit code -?\d+|Command timed out after \d+ ms)$", re.MULTILINE)
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
+#: Line 1 of a script: Python reads a `coding:` declaration in line 1 or 2, and line 2 holds
+#: record text (a session id), which must not choose how the file is decoded.
+_CODING = "# -*- coding: utf-8 -*-"
+#: A line IPython's prompt stripping would change (`>>> `, `...:`, `In [1]: `), in a cell.
+_PROMPT = re.compile(r"\s*(>>>|\.\.\.|(\[nav\] |\[ins\] )?In \[)")
 
 
 def notebook_sessions(notebook: SavedNotebook) -> list[tuple[str, list[SessionRecord]]]:
@@ -40,7 +51,7 @@ def session_transcript(records: Sequence[SessionRecord], *, markdown: bool) -> s
     """Each cell's transcript under a heading naming the cell and its prompt."""
     parts = []
     for record in records:
-        title = f"cell {_one_line(record.cell_id)}: {_first_line(record.prompt)}"
+        title = _cell_title(record)
         if markdown:
             parts.append(f"## {_md_escape(title)}\n\n{render_transcript(record)}")
         else:
@@ -128,15 +139,15 @@ def _action(name: str, args: dict[str, Any]) -> _Step | None:
     if name == "Bash" and isinstance(args.get("command"), str):
         return _Step("bash", args["command"])
     if name == "Write" and isinstance(path, str) and isinstance(args.get("content"), str):
-        return _Step("code", _write_code(path, args["content"], f"# Write {path}"))
+        return _Step("code", _write_code(path, args["content"], f"Write {path}"))
     old, new = args.get("old_string"), args.get("new_string")
     if name != "Edit" or not all(isinstance(v, str) for v in (path, old, new)):
         return None
     if old == "":  # the Edit tool creates the file
-        return _Step("code", _write_code(path, new, f"# Edit (create) {path}"))
+        return _Step("code", _write_code(path, new, f"Edit (create) {path}"))
     count = "every occurrence" if args.get("replace_all") else "1 occurrence"
     return _Step("code", "\n".join([
-        f"# Edit {path} (replace {count})",
+        f"# Edit {printable_line(path)} (replace {count})",
         f"_path = Path({path!r})",
         "_text = _path.read_bytes().decode('utf-8')",
         f"_old, _new = {_literal(old)}, {_literal(new)}",
@@ -146,7 +157,8 @@ def _action(name: str, args: dict[str, Any]) -> _Step | None:
 
 
 def _write_code(path: str, content: str, comment: str) -> str:
-    return "\n".join([comment, f"Path({path!r}).parent.mkdir(parents=True, exist_ok=True)",
+    return "\n".join([f"# {printable_line(comment)}",
+                      f"Path({path!r}).parent.mkdir(parents=True, exist_ok=True)",
                       f"Path({path!r}).write_text({_literal(content)}, encoding='utf-8')"])
 
 
@@ -161,7 +173,7 @@ def _literal(text: str) -> str:
 def _script_code(step: _Step) -> str:
     """A step as plain Python (code that only IPython accepts is commented out)."""
     if step.kind == "bash":
-        return f"# Bash: {_first_line(step.text)}\n{_bash_call(step.text)}"
+        return f"# Bash: {printable_line(_first_line(step.text))}\n{_bash_call(step.text)}"
     if step.kind == "note":
         code = "" if step.not_run is None else (
             _bash_call(step.not_run.text) if step.not_run.kind == "bash" else step.not_run.text)
@@ -177,16 +189,21 @@ def _bash_call(command: str) -> str:
 
 
 def _plain_python(code: str) -> bool:
+    """Compiles on its own, and still will in the middle of a script (no `__future__`)."""
     try:
-        compile(code, "<fuxi Python call>", "exec", dont_inherit=True)
+        tree = compile(code, "<fuxi Python call>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        compile(tree, "<fuxi Python call>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return True
+    return not any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
+                   for node in tree.body)
 
 
-def _header(records: Sequence[SessionRecord], notebook: str | None) -> list[str]:
-    """What the export is, where it must run and what it leaves out."""
-    source = f" from {notebook}" if notebook else ""
+def _header(records: Sequence[SessionRecord], notebook: str | None,
+            value: Callable[[str], str]) -> list[str]:
+    """What the export is, where it must run and what it leaves out (`value` quotes the
+    record's and the caller's text for the target: a comment or markdown)."""
+    source = f" from {value(notebook)}" if notebook else ""
     lines = [f"Code the fuxi agent ran{source}, exported by `python -m fuxi_notebook "
              "sessions export`."]
     cells = {r.cell_id for r in records}
@@ -194,23 +211,24 @@ def _header(records: Sequence[SessionRecord], notebook: str | None) -> list[str]
     for record in records:
         sessions.setdefault(record.session_id, []).append(record)
     for session_id, own in sessions.items():
-        line = f"Session {session_id}: cells {', '.join(r.cell_id for r in own)}"
+        line = f"Session {value(session_id)}: cells {', '.join(value(r.cell_id) for r in own)}"
         if own[0].parent and own[0].parent not in cells:
-            line += f" (continues cell {own[0].parent}, not exported)"
+            line += f" (continues cell {value(own[0].parent)}, not exported)"
         lines.append(line)
     for cwd in dict.fromkeys(r.cwd for r in records if r.cwd):
-        lines.append(f"The agent worked in {cwd}: run this from there.")
+        lines.append(f"The agent worked in {value(cwd)}: run this from there.")
     return [*lines, "Bash commands run one by one: a `cd` does not carry over to the next.",
             "Read-only, denied and failed calls are kept as comments."]
 
 
 def export_script(records: Sequence[SessionRecord], *, notebook: str | None = None) -> str:
     """The code as a plain Python script, with `# %%` cells (VS Code and Jupytext open it)."""
-    parts = ["\n".join(_comment(line) for line in _header(records, notebook)),
+    parts = ["\n".join([_CODING, *(_comment(line) for line in
+                                   _header(records, notebook, printable_line))]),
              "import shutil\nimport subprocess\nfrom pathlib import Path\n\n"
              "BASH = shutil.which('bash')  # None: the default shell"]
     for record, steps in _cells(records):
-        title = f"# %% cell {_one_line(record.cell_id)}: {_first_line(record.prompt)}"
+        title = f"# %% {_cell_title(record)}"
         body = [_script_code(step) for step in steps] or ["# (no tool calls)"]
         parts.append("\n\n".join([title, *body]))
     return "\n\n\n".join(parts) + "\n"
@@ -221,11 +239,13 @@ def export_notebook(records: Sequence[SessionRecord], *,
     """The code as an nbformat v4 notebook: the prompts as markdown, calls as code cells."""
     import nbformat  # here: it loads jsonschema, seconds that the other exports need not pay
 
-    cells: list[Any] = [nbformat.v4.new_markdown_cell("\n\n".join(_header(records, notebook))),
+    header = _header(records, notebook, lambda text: _md_escape(printable_line(text)))
+    cells: list[Any] = [nbformat.v4.new_markdown_cell("\n\n".join(header)),
                         nbformat.v4.new_code_cell("from pathlib import Path")]
     for record, steps in _cells(records):
         cells.append(nbformat.v4.new_markdown_cell(
-            f"## Cell {_md_escape(_one_line(record.cell_id))}\n\n{_quote(record.prompt)}"))
+            f"## Cell {_md_escape(printable_line(_one_line(record.cell_id)))}\n\n"
+            f"{_quote(record.prompt)}"))
         for step in steps:
             if step.kind == "note" and cells[-1].cell_type == "markdown":
                 cells[-1].source += "\n\n" + _notebook_note(step)
@@ -242,19 +262,33 @@ def export_notebook(records: Sequence[SessionRecord], *,
     return document
 
 
+def _cell_title(record: SessionRecord) -> str:
+    return printable_line(f"cell {_one_line(record.cell_id)}: {_first_line(record.prompt)}")
+
+
 def _notebook_code(step: _Step) -> str:
-    """A step as notebook code: shell commands as `!` lines, else `%%bash` if IPython would
-    expand `$name` or `{expr}` in them or they span lines."""
+    """A step as notebook code: a shell command as a `!` line if IPython runs that line as
+    exactly the command, else as a `%%bash` cell, or the call that cell makes if IPython's
+    prompt stripping (`>>> `) would change the command."""
     if step.kind != "bash":
         return step.text.rstrip()
     command = step.text.strip()
-    if "\n" in command or "$" in command or "{" in command:
+    if _shell_line(command):
+        return f"!{command}"
+    if not any(_PROMPT.match(line) for line in command.splitlines()):
         return f"%%bash\n{command}"
-    return f"!{command}"
+    return f"get_ipython().run_cell_magic('bash', '', {command + chr(10)!r})"
+
+
+def _shell_line(command: str) -> bool:
+    """IPython splits a cell at every `str.splitlines` break, expands `$name` and `{expr}`
+    in a `!` line, and reads `!!` and a trailing `?` as other commands."""
+    return (command.isprintable() and not {"$", "{"} & set(command)
+            and not command.startswith("!") and not command.endswith("?"))
 
 
 def _notebook_note(step: _Step) -> str:
-    note = f"*{_md_escape(step.text)}*"
+    note = f"*{_md_escape(printable_line(step.text))}*"
     if step.not_run is None:
         return note
     code = _notebook_code(step.not_run)
@@ -289,8 +323,17 @@ def _first_line(text: str, width: int = 100) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def printable_line(text: str, keep: str = "") -> str:
+    """`text` as one line of printable characters (and `keep`), the others as their Python
+    escapes: a value can then neither end a comment, markdown or IPython line early nor
+    hide in one."""
+    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+
+
 def _comment(text: str) -> str:
-    return "\n".join(f"# {line}".rstrip() for line in text.splitlines()) or "#"
+    """Comment lines: any line break starts a new `# ` line (tabs kept, for code)."""
+    return "\n".join(f"# {printable_line(line, keep=chr(9))}".rstrip()
+                     for line in text.splitlines()) or "#"
 
 
 def _quote(text: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["REDACTED", "redact", "redact_text"]
+__all__ = ["REDACTED", "redact", "redact_text", "unfinished_secret"]
 
 REDACTED = "[REDACTED]"
 
@@ -31,23 +31,28 @@ _MIN_EXPLICIT = 4
 
 _TOKEN_CHARS = r"A-Za-z0-9._~+/=\-"
 
-#: (pattern, replacement) pairs for credentials recognisable by their shape alone.
-_SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
+#: (pattern, replacement, needles) for credentials recognisable by their shape alone. Each
+#: pattern matches only text that holds all its needles (lower-cased): a cheap `in` test
+#: spares the regular expression most outputs (the kernel's every output passes here).
+_SHAPES: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
     (re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)",
                 re.DOTALL),
-     rf"-----BEGIN \1PRIVATE KEY-----\n{REDACTED}\n-----END \1PRIVATE KEY-----"),
-    (re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_\-]{20,}"), REDACTED),
-    (re.compile(r"(?<![\w-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"), REDACTED),
-    (re.compile(r"(?<![\w-])sk-[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"), REDACTED),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), REDACTED),
-    (re.compile(r"\bxox[baprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"), REDACTED),
+     rf"-----BEGIN \1PRIVATE KEY-----\n{REDACTED}\n-----END \1PRIVATE KEY-----",
+     ("private key-----",)),
+    (re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_\-]{20,}"), REDACTED, ("sk-ant-",)),
+    (re.compile(r"(?<![\w-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"), REDACTED,
+     ("sk-",)),
+    (re.compile(r"(?<![\w-])sk-[A-Za-z0-9]{20,}"), REDACTED, ("sk-",)),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED, ("akia",)),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"), REDACTED, ("gh", "_")),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), REDACTED, ("github_pat_",)),
+    (re.compile(r"\bxox[baprs]-[A-Za-z0-9\-]{10,}"), REDACTED, ("xox",)),
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"), REDACTED,
+     ("eyj",)),
     # A token after "Bearer" must contain a digit, so "Bearer authentication" stays prose.
     (re.compile(rf"(?i)\b(bearer\s+)(?=[{_TOKEN_CHARS}]*\d)[{_TOKEN_CHARS}]{{8,}}"),
-     rf"\1{REDACTED}"),
-    (re.compile(r"(?<=://)([^/\s:@]+):([^/\s@]+)@"), rf"\1:{REDACTED}@"),
+     rf"\1{REDACTED}", ("bearer",)),
+    (re.compile(r"(?<=://)([^/\s:@]+):([^/\s@]+)@"), rf"\1:{REDACTED}@", ("://", "@")),
 )
 
 _SECRET_KEY = (r"[A-Za-z0-9_.\-]*(?:api[_\-]?key|access[_\-]?key|secret[_\-]?key"
@@ -59,6 +64,8 @@ _PAIR = re.compile(
     r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'"
     r"|(?P<uv>[^\s\"'`,;&(){}\[\]<>=:][^\s\"'`,;&(){}\[\]<>]*))"
 )
+#: Every secret-naming key of `_PAIR` holds one of these (lower-cased).
+_PAIR_NEEDLES = ("key", "secret", "passw", "token")
 _KEY_ONLY = re.compile(rf"(?i){_SECRET_KEY}")
 _CODE_LITERALS = frozenset({"none", "null", "nil", "true", "false", "undefined"})
 
@@ -107,12 +114,19 @@ def _opaque_keys(block: dict[Any, Any]) -> frozenset[str]:
 
 
 def _redact_text(text: str, literals: re.Pattern[str] | None) -> str:
-    """Replace literal secrets first (they are exact), then credential shapes."""
+    """Replace literal secrets first (they are exact), then credential shapes, each only
+    where its needles are (see `_SHAPES`)."""
     if literals is not None:
         text = literals.sub(REDACTED, text)
-    for pattern, replacement in _SHAPES:
-        text = pattern.sub(replacement, text)
-    return _PAIR.sub(_redact_pair, text)
+    lowered = text.lower()
+    for pattern, replacement, needles in _SHAPES:
+        if all(needle in lowered for needle in needles):
+            text, count = pattern.subn(replacement, text)
+            if count:
+                lowered = text.lower()
+    if any(needle in lowered for needle in _PAIR_NEEDLES):
+        text = _PAIR.sub(_redact_pair, text)
+    return text
 
 
 def _redact_pair(match: re.Match[str]) -> str:
@@ -154,23 +168,66 @@ def _literal_secrets(explicit: tuple[str, ...]) -> re.Pattern[str] | None:
     return _compile_literals(explicit, env)
 
 
-def _secret_env_values() -> set[str]:
-    """Values of environment variables whose name says they hold a secret."""
-    values = set()
+#: (the environment as last read, its secret values): every output of a kernel is redacted,
+#: and reading the whole environment again for each one cost more than the redaction
+_ENV_SEEN: list[Any] = [None, frozenset()]
+
+
+def _secret_env_values() -> frozenset[str]:
+    """Values of environment variables whose name says they hold a secret (read again
+    whenever the environment changed: a snapshot of its raw items is compared first)."""
+    raw = getattr(os.environ, "_data", None)
+    snapshot = tuple(raw.items()) if isinstance(raw, dict) else None
+    seen, values = _ENV_SEEN
+    if snapshot is not None and snapshot == seen:
+        return values
+    found = set()
     for name, value in os.environ.items():
         upper = name.upper()
         if any(w in upper for w in _NOT_SECRET_ENV_WORDS):
             continue
         if any(w in upper for w in _SECRET_ENV_WORDS) and len(value) >= _MIN_ENV_VALUE:
-            values.add(value)
+            found.add(value)
+    values = frozenset(found)
+    _ENV_SEEN[:] = [snapshot, values]
     return values
 
 
 @lru_cache(maxsize=32)
 def _compile_literals(explicit: tuple[str, ...], env: tuple[str, ...]) -> re.Pattern[str] | None:
-    """Longest first, so a secret that contains another is replaced whole."""
+    """Longest first, so a secret that contains another is replaced whole.
+
+    A secret that is part of the marker ("REDACTED", a placeholder value) must not be
+    redacted again inside an earlier marker, or every redaction of a record would grow it
+    ("[[REDACTED]]"): then the marker is one of the alternatives, replaced by itself.
+    """
     found = {s for s in explicit if isinstance(s, str) and len(s) >= _MIN_EXPLICIT} | set(env)
     if not found:
         return None
+    if any(s in REDACTED for s in found):
+        found.add(REDACTED)
     ordered = sorted(found, key=lambda s: (-len(s), s))
     return re.compile("|".join(re.escape(s) for s in ordered))
+
+
+#: The shortest start of a literal secret held back from a stream: from its first
+#: character on, since what was sent cannot be taken back when the rest arrives.
+_MIN_HELD = 1
+
+
+def unfinished_secret(text: str, *, secrets: Iterable[str] = ()) -> int:
+    """How many characters at the end of `text` are the start of a literal secret (an
+    explicit one or a secret-named environment value) but not all of it: a stream that
+    sends `text` now and the rest later would leak it in pieces, so that end waits."""
+    found = {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_EXPLICIT}
+    found |= _secret_env_values()
+    longest = 0
+    for secret in found:
+        if secret[:_MIN_HELD] not in text[-(len(secret) - 1):]:
+            continue  # the usual case, found without trying every length
+        for size in range(min(len(secret) - 1, len(text)), max(_MIN_HELD, longest + 1) - 1,
+                          -1):
+            if text.endswith(secret[:size]):
+                longest = size
+                break
+    return longest

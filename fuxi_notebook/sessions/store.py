@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
 
 from ..errors import ConfigurationError
+from ..private_dirs import make_private_dirs
+from ..switches import config_dir
 from .entries import SessionStoreEntry, fold_summary, timestamp_ms
 
 __all__ = [
@@ -114,12 +116,6 @@ def fold_session_summary(summary: SessionSummaryEntry | None, key: SessionKey,
     previous = summary["data"] if summary is not None else None
     return {"session_id": key["session_id"], "mtime": mtime,
             "data": fold_summary([dict(e) for e in entries], previous)}
-
-
-def config_dir() -> Path:
-    """`FUXI_CONFIG_DIR`, else `~/.fuxi` (read on each call, so tests can point it away)."""
-    configured = os.environ.get("FUXI_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".fuxi"
 
 
 def project_key_for_directory(directory: str | os.PathLike[str] | None = None) -> str:
@@ -254,7 +250,7 @@ class FileSessionStore:
         if not entries:
             return
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(path.parent)  # every folder it makes 0o700: projects/ too
         data = "".join(_dumps(entry) + "\n" for entry in entries).encode("utf-8")
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:

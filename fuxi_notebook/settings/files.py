@@ -17,7 +17,6 @@ applies: that is `project.py`, after trust.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from ..hooks import HOOK_EVENTS, HookMatcher, HookRunner
 from ..options import PERMISSION_MODES
 from ..permissions.settings import PermissionSettings, permissions_from
 from .command_hooks import CommandSpec
-from .reading import Outside, read_config
+from .reading import Outside, parse_json, read_config
 
 __all__ = ["SETTINGS_KEYS", "SOURCES", "SourceSettings", "check_sources", "read_source",
            "settings_path", "user_folder"]
@@ -46,7 +45,7 @@ MAX_SETTINGS_CHARS = 1 << 20
 
 def user_folder() -> Path:
     """The user's settings folder: `FUXI_CONFIG_DIR`, else `~/.fuxi` (read on each call)."""
-    from ..sessions.store import config_dir  # lazy: sessions/ loads pydantic
+    from ..switches import config_dir
 
     return config_dir()
 
@@ -106,11 +105,7 @@ def read_source(source: str, root: Path) -> SourceSettings | None:
 
 def parse_settings(text: str, *, source: str, path: Path, root: Path) -> SourceSettings:
     """A settings file's text, checked (see the module docstring)."""
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as error:
-        raise ConfigurationError(f"settings file {path}: invalid JSON ({error.msg} at line "
-                                 f"{error.lineno}, column {error.colno})") from None
+    data = parse_json(text, f"settings file {path}") if text.strip() else {}
     if not isinstance(data, dict):
         raise ConfigurationError(f"settings file {path}: expected a JSON object, not "
                                  f"{type(data).__name__}")

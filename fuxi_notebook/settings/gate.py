@@ -33,7 +33,7 @@ from typing import Any, Literal
 from ..errors import ConfigurationError
 from ..mcp_servers.config import McpServerConfig, parse_mcp_servers
 from .files import SourceSettings
-from .reading import Outside, read_config
+from .reading import Outside, parse_json, read_config
 
 __all__ = ["MCP_FILE", "NARROW_MODES", "HeldBack", "HeldBackKind", "McpFile",
            "describe_server", "directory_of", "gated_items", "mcp_items", "read_mcp_file",
@@ -100,11 +100,7 @@ def read_mcp_file(root: Path, warnings: list[str]) -> McpFile | None:
         return None
     if text is None:
         return None
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as error:
-        raise ConfigurationError(f"MCP config file {path}: invalid JSON ({error.msg} at line "
-                                 f"{error.lineno}, column {error.colno})") from None
+    data = parse_json(text, f"MCP config file {path}") if text.strip() else {}
     raw = data.get("mcpServers", data) if isinstance(data, dict) else None
     if not isinstance(raw, dict):
         raise ConfigurationError(f"MCP config file {path}: expected a JSON object of "

@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .reading import Outside, read_inside
+from ..errors import ConfigurationError
+from .reading import Outside, config_errors, read_inside
 
 __all__ = ["BUILTIN_STYLES", "DEFAULT_STYLE", "OutputStyle", "OutputStyleChoice",
            "choose_output_style", "load_output_styles"]
@@ -147,9 +148,13 @@ def load_output_styles(sources: Iterable[str], root: Path, *, user_folder: Path 
         seen.add(folder.resolve())
         for path in sorted(folder.glob("*.md")):
             try:
-                style = _style_file(path, source, zone)
-            except (Outside, OSError, UnicodeDecodeError, StyleFileError) as error:
-                warnings.append(f"skipped the output style file {path}: {error}")
+                with config_errors(str(path)):
+                    style = _style_file(path, source, zone)
+            except Outside as why:
+                warnings.append(f"skipped the output style file {path}: {why}")
+                continue
+            except ConfigurationError as error:  # "<path>: why"
+                warnings.append(f"skipped the output style file {error}")
                 continue
             if style.name.lower() == DEFAULT_STYLE:
                 warnings.append(f"skipped the output style file {path}: 'default' means "

@@ -7,16 +7,31 @@ a private key into the system prompt (and so into an API request); a FIFO named
 every file read from a project goes through `read_inside`: it must resolve inside its
 zone (the project's folder, or the git root above it), be a regular file, and only the
 first `limit` characters are read.
+
+Whatever is wrong with a configuration file or JSON string (not UTF-8, unreadable, invalid,
+nested 100,000 deep), `config_errors` and `parse_json` make it one ConfigurationError that
+names it: every reader of settings, MCP, trust, plugin, agent, command, skill and style
+files goes through them, so none of those reaches a notebook cell as a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import stat
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["Outside", "ReadResult", "read_config", "read_inside"]
+__all__ = ["MAX_CONFIG_DEPTH", "Outside", "ReadResult", "check_depth", "config_errors",
+           "parse_json", "read_config", "read_inside", "read_json_file"]
+
+#: a configuration value nested deeper is refused: no real one comes close, and the code
+#: that walks values (repr, json.dumps, pydantic, redaction) must stay far from the
+#: recursion limit, however deep the stack it runs in (a kernel's is deep)
+MAX_CONFIG_DEPTH = 64
 
 
 class Outside(ValueError):
@@ -68,12 +83,79 @@ def read_config(path: Path, zone: Path | None, limit: int, what: str) -> str | N
     cannot be read or is longer than `limit`: half a configuration is never used."""
     from ..errors import ConfigurationError
 
-    try:
+    with config_errors(f"{what} {path}"):
         read = read_inside(path, zone, limit)
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigurationError(f"{what} {path} cannot be read: {error}") from None
     if read is None:
         return None
     if read.truncated:
         raise ConfigurationError(f"{what} {path} is larger than {limit} characters")
     return read.text
+
+
+@contextlib.contextmanager
+def config_errors(where: str) -> Iterator[None]:
+    """Reading or parsing the configuration `where` names ("settings file /p/x.json"): any
+    failure becomes one ConfigurationError line `<where>: <why>`. `Outside` passes: its
+    callers skip the file with a warning."""
+    from ..errors import ConfigurationError
+
+    try:
+        yield
+    except (ConfigurationError, Outside):
+        raise
+    except json.JSONDecodeError as error:
+        why = f"invalid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+    except RecursionError:
+        why = "nested too deeply to read"
+    except MemoryError:
+        why = "too large to read"
+    except UnicodeDecodeError as error:
+        why = f"not UTF-8 text ({error.reason} at byte {error.start})"
+    except OSError as error:
+        why = error.strerror or str(error)
+    except ValueError as error:
+        why = str(error)
+    else:
+        return
+    raise ConfigurationError(f"{where}: {' '.join(why.split())}") from None
+
+
+def read_json_file(path: Path, where: str) -> Any:
+    """The JSON file at `path` (`where` names it in errors: "<where> does not exist", and
+    whatever `config_errors` and `parse_json` say)."""
+    from ..errors import ConfigurationError
+
+    with config_errors(where):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigurationError(f"{where} does not exist") from None
+    return parse_json(text, where)
+
+
+def parse_json(text: str, where: str) -> Any:
+    """`text` as JSON, at most MAX_CONFIG_DEPTH deep; else ConfigurationError naming `where`."""
+    with config_errors(where):
+        data = json.loads(text)
+    check_depth(data, where)
+    return data
+
+
+def check_depth(value: Any, where: str) -> None:
+    """ConfigurationError if `value` nests lists / dicts deeper than MAX_CONFIG_DEPTH.
+
+    Iterative and depth-first, so neither a deep value nor a cycle (a Python value can
+    hold itself) can recurse or loop: the first path past the limit ends it."""
+    from ..errors import ConfigurationError
+
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = (item.values() if isinstance(item, Mapping)
+                    else item if isinstance(item, list | tuple) else None)
+        if children is None:
+            continue
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigurationError(f"{where}: nested too deeply (more than "
+                                     f"{MAX_CONFIG_DEPTH} levels)")
+        stack.extend((child, depth + 1) for child in children)

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..private_dirs import make_private_dirs
+
 __all__ = ["STORE_NAME", "TrustRecord", "TrustStoreWarning", "fingerprint_of", "folder_key",
            "forget_folder", "is_trusted", "lookup_trust", "trust_folder", "trust_store_path",
            "trusted_record"]
@@ -75,17 +77,19 @@ def fingerprint_of(items: Sequence[Any]) -> str:
 
 def _load(path: Path) -> tuple[dict[str, Any], str | None]:
     """The folders of the store, and why it was treated as empty (None when it was not)."""
+    from ..errors import ConfigurationError
+    from .reading import config_errors, parse_json
+
+    where = f"the trust store {path}"
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, None
-    except (OSError, UnicodeDecodeError) as error:
-        return {}, f"the trust store {path} cannot be read ({error}); it is treated as empty"
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        return {}, f"the trust store {path} is not valid JSON ({error.msg}); it is treated as " \
-                   "empty, so trusted folders must be trusted again"
+        with config_errors(where):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return {}, None
+        data = parse_json(text, where)
+    except ConfigurationError as error:
+        return {}, f"{error}; it is treated as empty, so trusted folders must be trusted again"
     folders = data.get("folders") if isinstance(data, dict) else None
     if not isinstance(folders, dict):
         return {}, f"the trust store {path} does not hold a 'folders' object; it is treated " \
@@ -154,7 +158,7 @@ def forget_folder(path: Path | str) -> bool:
 
 def _write(store: Path, folders: dict[str, Any]) -> None:
     """Write the store atomically, readable by the user only."""
-    store.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(store.parent)
     text = json.dumps({"version": _VERSION, "folders": folders}, indent=2, sort_keys=True,
                       ensure_ascii=False)
     handle, temp = tempfile.mkstemp(prefix=f".{STORE_NAME}.", dir=store.parent)
@@ -179,7 +183,7 @@ def _locked(store: Path) -> Iterator[None]:
     except ImportError:  # not POSIX: last writer wins
         yield
         return
-    store.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(store.parent)
     descriptor = os.open(store.with_name(STORE_NAME + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)

@@ -3,9 +3,12 @@
 The declaration is the one place a tool says what it is: its `kind` (read / edit /
 execute / ask / network), what one call touches (`reach`: the paths it reads or writes,
 the URL it fetches, the shell command it runs) and the rule "Always allow" adds
-(`always_allow`). Concurrency, permission modes, the path boundary, approval cards and
-transcripts all read it through `kind_of`, `reach_of` and `always_allow_of`; a tool that
-declares nothing (an MCP or user-defined tool) is treated as `execute`.
+(`always_allow`), and whether a replay of a recorded run runs it again or answers with
+the recorded result (`on_replay`: a tool that needs a model, an MCP server or the notebook
+document answers from the record). Concurrency, permission modes, the path boundary,
+approval cards, replay and transcripts all read it through `kind_of`, `reach_of`,
+`always_allow_of` and `declaration_of`; a tool that declares nothing (an MCP or
+user-defined tool) is treated as `execute`, run again on replay.
 
 Tools never raise for the model's mistakes: they raise `ToolError` (or return a
 `ToolOutput` with `is_error=True`), which the loop turns into an `is_error` tool result.
@@ -22,6 +25,7 @@ from typing import Any, Literal, NamedTuple, Protocol, get_args, runtime_checkab
 __all__ = [
     "Declaration",
     "DeclaredTool",
+    "OnReplay",
     "Reach",
     "Tool",
     "ToolContext",
@@ -43,6 +47,8 @@ __all__ = [
 #: network = contacts a host (decided by `WebFetch(domain:...)`-style rules).
 ToolKind = Literal["read", "edit", "execute", "ask", "network"]
 TOOL_KINDS: tuple[str, ...] = get_args(ToolKind)
+#: What a replay does with a call: run it again for real, or answer with the recorded result.
+OnReplay = Literal["run", "recorded"]
 
 
 class ToolError(Exception):
@@ -148,6 +154,7 @@ class DeclaredTool:
 
     name: str
     kind: ToolKind = "execute"
+    on_replay: OnReplay = "run"
 
     def reach(self, input: dict[str, Any]) -> Reach:
         """What this call touches (default: nothing the permission code can check)."""
@@ -166,6 +173,7 @@ class Declaration(NamedTuple):
     kind: ToolKind
     reach: Callable[[dict[str, Any]], Any] | None
     always_allow: Callable[[dict[str, Any]], Any] | None
+    on_replay: OnReplay = "run"
 
 
 def kind_of(tool: object | None) -> ToolKind:
@@ -176,8 +184,9 @@ def kind_of(tool: object | None) -> ToolKind:
 
 def declaration_of(tool: object | None, name: str) -> Declaration:
     """`tool`'s declaration now (None or an undeclared tool: `execute`, reach unknown)."""
+    on_replay = "recorded" if getattr(tool, "on_replay", "run") == "recorded" else "run"
     return Declaration(name, kind_of(tool), getattr(tool, "reach", None),
-                       getattr(tool, "always_allow", None))
+                       getattr(tool, "always_allow", None), on_replay)
 
 
 def reach_of(declared: Declaration | None, input: dict[str, Any]) -> Reach | None:

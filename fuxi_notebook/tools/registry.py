@@ -31,6 +31,13 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def replace(self, name: str, tool: Tool) -> None:
+        """Put `tool` in the place of the tool `name` (same name, same schema: a replay's
+        stand-in answering from the record)."""
+        if name not in self._tools or tool.name != name:
+            raise ValueError(f"no tool {name!r} to replace with {tool.name!r}")
+        self._tools[name] = tool
+
     def definitions(self) -> list[dict[str, Any]]:
         """The `tools` parameter of a Messages API request. A tool whose `defer_loading`
         is true is sent deferred: the API leaves its definition out of the prompt until a

@@ -41,10 +41,10 @@ CHANGING_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
 MAX_TASKS = 100
 _SUBJECT_CHARS = 200
 _EMPTY = "Tasks: none."
-_HEADER = re.compile(r"^Tasks \((\d+) of (\d+) done\):$")
-_LINE = re.compile(r"^([☐◐☑]) (\S+)\. (.*)$")
+_HEADER = re.compile(r"^Tasks \((\d+) of (\d+) done\):\Z")
+_LINE = re.compile(r"^([☐◐☑]) (\S+)\. (.*)\Z")
 _IN_PROGRESS = " (in progress)"
-_FIRST = re.compile(r"^(Created|Updated|Deleted) task (\S+)(?: \((.*?)\))?: (.*)$")
+_FIRST = re.compile(r"^(Created|Updated|Deleted) task (\S+)(?: \((.*?)\))?: (.*)\Z")
 _STATUS_CHANGE = re.compile(r"status \w+ → (\w+)")
 _VERBS = {"in_progress": "started", "completed": "completed", "pending": "reopened"}
 
@@ -295,7 +295,7 @@ def parse_change(name: str, tool_input: Mapping[str, Any], result: Any) -> Chang
     if name == "TaskList":
         return Change("listed", None, "")
     if name == "TaskGet":
-        got = re.match(r"^Task (\S+): (.*)$", first)
+        got = re.match(r"^Task (\S+): (.*)\Z", first)
         return Change("read", *(got.groups() if got else (str(tool_input.get("taskId")), "")))
     if found is None:  # a hook replaced the output: say what was asked
         return pending_change(name, tool_input)._replace(verb="added" if name == "TaskCreate"

@@ -74,7 +74,7 @@ def address_problem(address: IPAddress) -> str | None:
     for inner in _unwrapped(address):
         problem = address_problem(inner)
         if problem:
-            return f"{problem} (embedded in {address})"
+            return f"{problem} ({inner} embedded in {address})"
     checks: list[tuple[bool, str]] = [
         (address.is_loopback, "a loopback address"),
         (address.is_link_local, "a link-local address (cloud metadata services live here)"),
@@ -119,12 +119,28 @@ class AddressPolicy:
         """Why `host` at `address` may not be contacted (None: it may)."""
         if host in self.hosts:
             return None
-        candidates = [address, *_unwrapped(address)]
-        if any(a.version == n.version and a in n for a in candidates for n in self.networks):
-            return None
-        problem = address_problem(address)
+        problem = self._problem(address)
         if problem is None:
             return None
         shown = host if host == str(address) else f"{host} ({address})"
         return (f"{shown} is {problem}; WebFetch only contacts public internet addresses "
                 "unless the session allows the host (web_fetch_private_hosts)")
+
+    def _allowed(self, address: IPAddress) -> bool:
+        return any(address.version == n.version and address in n for n in self.networks)
+
+    def _problem(self, address: IPAddress) -> str | None:
+        """`address_problem`, except what an allowed network covers. An IPv6 address that
+        carries IPv4 addresses passes when one of them is allowed and every other one is
+        allowed or public: a Teredo address whose server is allowed still carries its
+        client, and the packets go to the client."""
+        if self._allowed(address):
+            return None
+        inner = _unwrapped(address)
+        for embedded in inner:
+            problem = None if self._allowed(embedded) else address_problem(embedded)
+            if problem:
+                return f"{problem} ({embedded} embedded in {address})"
+        if any(self._allowed(embedded) for embedded in inner):
+            return None
+        return address_problem(address)

@@ -172,6 +172,8 @@ class WebSearchTool(DeclaredTool):
 
     name = "WebSearch"
     kind = "network"
+    #: a search asks a model: under replay nothing does
+    on_replay = "recorded"
     description = (
         "Searches the web and returns the results' titles and URLs with a short summary "
         "citing them ([n] refers to result n). Use it for current information or anything "

@@ -10,7 +10,7 @@ from fuxi_notebook import FuxiAgentOptions, ScriptedModel
 from fuxi_notebook.agent.loop import run_prompt
 from fuxi_notebook.agent.run import Run
 from fuxi_notebook.agent.session import Conversation, Session
-from fuxi_notebook.models.replay import ReplayModel, recorded_turns
+from fuxi_notebook.models.replay import ReplayModel
 from fuxi_notebook.options import PermissionRuleValue, PermissionUpdate
 from fuxi_notebook.testing import text, tool_use
 from fuxi_notebook.types import ResultMessage, UserMessage
@@ -87,7 +87,9 @@ async def test_replay_model_plays_recorded_turns_and_the_tools_run_again(tmp_pat
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_A",
                                               "content": "old result"}]},
                 {"role": "assistant", "content": "Done."}]
-    model = ReplayModel(recorded_turns(recorded), name="claude-sonnet-5-5")
+    turns = [m["content"] if isinstance(m["content"], list) else [text(m["content"])]
+             for m in recorded if m["role"] == "assistant"]
+    model = ReplayModel(turns, name="claude-sonnet-5-5")
     session = Session(FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Write"]))
     messages = await _play(session, "make a file")
     assert (tmp_path / "new.txt").read_text() == "hi\n"

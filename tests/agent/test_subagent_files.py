@@ -129,7 +129,7 @@ async def test_a_file_may_not_widen_the_mode(tmp_path):
                            [{"type": "tool_use", "name": "Write",
                              "input": {"file_path": "x.txt", "content": "x"}}],
                            [text("tried")], [text("done")]])
-    with pytest.warns(UserWarning, match="may not widen the policy"):
+    with pytest.warns(UserWarning, match="would approve more than its parent.s .default."):
         await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path,
                                              setting_sources=["project"]))
     assert not (tmp_path / "x.txt").exists()  # default mode, no approval: denied

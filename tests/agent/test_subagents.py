@@ -280,9 +280,41 @@ async def test_a_definitions_mode_applies_only_under_the_default_mode(tmp_path):
                                          agents=worker(permissionMode="plan")))
     assert not (tmp_path / "y.txt").exists()  # plan: the write needed approval
     model = delegating([tool_use("Write", {"file_path": "z.txt", "content": "z"})], [text("no")])
-    await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, permission_mode="plan",
-                                         agents=worker(permissionMode="acceptEdits")))
+    with pytest.warns(UserWarning, match="would approve more than its parent's 'plan'"):
+        await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path,
+                                             permission_mode="plan",
+                                             agents=worker(permissionMode="acceptEdits")))
     assert not (tmp_path / "z.txt").exists()  # a definition does not lift the parent's plan
+
+
+@pytest.mark.parametrize("mode", ["acceptEdits", "bypassPermissions", "auto"])
+async def test_a_definition_in_code_does_not_widen_the_parents_mode(tmp_path, monkeypatch,
+                                                                     mode):
+    """Issue 18, finding 7: a parent in default mode, no rule, no can_use_tool; the
+    subagent's definition asks for a wider mode (bypass with IS_SANDBOX=1 as root)."""
+    from fuxi_notebook import switches
+
+    monkeypatch.setitem(switches.VALUES, "IS_SANDBOX", "1")
+    model = delegating([tool_use("Write", {"file_path": "x.txt", "content": "x"})],
+                       [text("tried")])
+    with pytest.warns(UserWarning, match=f"asks for permissionMode '{mode}', which would "
+                                         "approve more than its parent's 'default'"):
+        await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path,
+                                             agents=worker(permissionMode=mode)))
+    assert not (tmp_path / "x.txt").exists()  # default mode, nobody to approve: denied
+
+
+@pytest.mark.parametrize(("child", "parent", "widens"), [
+    ("plan", "default", False), ("dontAsk", "default", False), ("default", "plan", True),
+    ("acceptEdits", "default", True), ("auto", "acceptEdits", True),
+    ("acceptEdits", "auto", True), ("default", "acceptEdits", False),
+    ("bypassPermissions", "auto", True), ("acceptEdits", "bypassPermissions", False),
+    ("plan", "dontAsk", True), ("dontAsk", "plan", True), ("auto", "default", True),
+])
+def test_which_modes_widen_which(child, parent, widens):
+    from fuxi_notebook.permissions.engine import widens as widening
+
+    assert widening(child, parent) is widens
 
 
 async def test_depth_limit_and_nesting(tmp_path, monkeypatch):

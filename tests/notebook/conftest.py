@@ -14,7 +14,7 @@ from traitlets.config import Config
 from fuxi_notebook.testing import FakeMessagesServer
 from fuxi_notebook.tools.base import ToolContext
 
-from .kernel_harness import KernelHarness
+from .kernel_harness import loaded_kernel
 
 
 @pytest.fixture(scope="session")
@@ -57,6 +57,17 @@ def ctx(tmp_path: Path) -> ToolContext:
     return ToolContext(cwd=tmp_path)
 
 
+@pytest.fixture
+def copy_dir(tmp_path: Path) -> Path:
+    """A copy of the example notebooks (with their data) to run and to tamper with."""
+    import shutil
+
+    target = tmp_path / "notebooks"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "notebooks", target,
+                    ignore=shutil.ignore_patterns("work", ".ipynb_*"))
+    return target
+
+
 @pytest.fixture(scope="module")
 def api():
     with FakeMessagesServer() as server:
@@ -65,16 +76,7 @@ def api():
 
 @pytest.fixture(scope="module")
 def kernel(api, tmp_path_factory):
-    work = tmp_path_factory.mktemp("kernel-work")
-    harness = KernelHarness(cwd=str(work), env={
-        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test-key-for-the-kernel-0001",
-        "FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5", "MPLBACKEND": "Agg",
-        "FUXI_STALL_TIMEOUT": "30"})
-    loaded = harness.run("%load_ext fuxi_notebook")
-    assert loaded.status == "ok", loaded.messages
-    where = harness.run("import fuxi_notebook; print(fuxi_notebook.__file__)").stdout.strip()
-    assert where == str(Path(__file__).resolve().parents[2] / "fuxi_notebook" / "__init__.py")
-    harness.work = work
+    harness = loaded_kernel(api, tmp_path_factory.mktemp("kernel-work"))
     yield harness
     harness.close()
 

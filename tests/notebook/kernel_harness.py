@@ -202,3 +202,21 @@ def record_of(result: CellResult) -> dict[str, Any]:
     from fuxi_notebook.sessions import RECORD_MIME
 
     return result.final(RECORD_MIME)["data"][RECORD_MIME]
+
+
+def loaded_kernel(api: Any, work: Any, **env: str) -> KernelHarness:
+    """A kernel in `work` with `%load_ext fuxi_notebook` done, talking to the fake `api`
+    (a key set, the real API blocked), this checkout's package loaded; `env` adds to or
+    overrides its environment. `harness.work` is its working folder."""
+    from pathlib import Path
+
+    harness = KernelHarness(cwd=str(work), env={
+        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test-key-for-the-kernel-0001",
+        "FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5", "MPLBACKEND": "Agg",
+        "FUXI_STALL_TIMEOUT": "30", **env})
+    loaded = harness.run("%load_ext fuxi_notebook")
+    assert loaded.status == "ok", loaded.messages
+    where = harness.run("import fuxi_notebook; print(fuxi_notebook.__file__)").stdout.strip()
+    assert where == str(Path(__file__).resolve().parents[2] / "fuxi_notebook" / "__init__.py")
+    harness.work = work  # type: ignore[attr-defined]
+    return harness

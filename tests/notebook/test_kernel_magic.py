@@ -43,7 +43,10 @@ def test_load_ext_is_fast_and_help_shows_usage(tmp_path):
     ("--allowed-tools 'Bash(('", "unbalanced"),
     ("--allowed-tools 'Read(,'", "unbalanced"),
     ("--output-schema nothing_here", "is none of these"),
-    ("--output-schema '{\"type\": \"object\"'", "is not valid JSON"),
+    ("--output-schema '{\"type\": \"object\"'", "invalid JSON"),
+    ("--output-schema '" + "[" * 5000 + "'", "nested too deeply"),  # issue 18, finding 10
+    ("--output-schema '" + '{"a":' * 5000 + "1" + "}" * 5000 + "'", "nested too deeply"),
+    ("--output-schema " + "x" * 5000, "is none of these"),  # too long for a path
     ("--output-schema '{\"type\": \"nonsense\"}'", "not valid JSON Schema"),
 ])
 def test_bad_options_are_usage_errors_without_traceback(fresh, line, needle):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -29,13 +28,6 @@ OVERVIEW, PLOT = "q-05", "q-07"
 def api():
     with FakeMessagesServer() as server:  # any model call would arrive here: none may
         yield server
-
-
-@pytest.fixture
-def copy_dir(tmp_path: Path) -> Path:
-    target = tmp_path / "notebooks"
-    shutil.copytree(NOTEBOOKS, target, ignore=shutil.ignore_patterns("work", ".ipynb_*"))
-    return target
 
 
 def _env(api, path: Path, home: Path) -> dict[str, str]:

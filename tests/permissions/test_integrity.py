@@ -3,12 +3,18 @@ is restored, and that the approval path is not mistaken for it."""
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
-from fuxi_notebook import FuxiAgentOptions, PermissionUpdate, ScriptedModel
+import pytest
+
+from fuxi_notebook import FuxiAgentOptions, PermissionUpdate, ScriptedModel, switches
 from fuxi_notebook.agent.loop import run_prompt
 from fuxi_notebook.agent.run import Run
 from fuxi_notebook.agent.session import Session
+from fuxi_notebook.notebook.controller import NotebookAgent
 from fuxi_notebook.options import PermissionRuleValue
 from fuxi_notebook.permissions import judge
 from fuxi_notebook.permissions.engine import PermissionEngine
@@ -96,3 +102,196 @@ async def test_the_approval_path_is_not_tampering(tmp_path):
 async def test_an_untouched_policy_passes_every_call(tmp_path):
     _, model, result = await _run(tmp_path, lambda s: None, calls=3)
     assert result.subtype == "success" and len(model.requests) == 2
+
+
+# --- what is compared by identity, and what by value ---------------------------------------
+
+
+class Equal:
+    """Compares equal to anything (and approves anything when called): a stand-in that a
+    comparison by value alone would take for the object it replaced."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    __hash__ = object.__hash__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> bool:
+        return True
+
+
+async def _approve(*args: Any) -> Any:
+    raise AssertionError("never asked")
+
+
+def _session(tmp_path) -> Session:
+    """A real session (with an approval callback, so `can_use_tool` is a function)."""
+    model = ScriptedModel([[text("done")]])
+    return Session(FuxiAgentOptions(model=model, cwd=tmp_path,
+                                    allowed_tools=["Bash(git status)"], can_use_tool=_approve),
+                   extra_tools=[Tamper(print)])
+
+
+ENGINE_IDENTITY = ["book", "can_use_tool", "hooks", "classifier", "on_update", "on_applied",
+                   "allow_hint"]
+
+
+def test_every_identity_watch_of_the_engine_is_tested(tmp_path):
+    """The tests below cover each attribute the engine watches by identity."""
+    engine = _session(tmp_path).permissions
+    watched = {(w.owner is engine.book, w.attr) for w in engine.watched()
+               if w.how == "identity"}
+    assert watched == {*((False, a) for a in ENGINE_IDENTITY), (True, "rules"), (True, "roots")}
+
+
+@pytest.mark.parametrize("attr", ENGINE_IDENTITY)
+def test_an_equal_stand_in_for_an_identity_watched_attribute_is_reported_and_put_back(
+        tmp_path, attr):
+    session = _session(tmp_path)
+    engine = session.permissions
+    original = getattr(engine, attr)
+    assert original is not None
+    stand_in = Equal()
+    setattr(engine, attr, stand_in)
+    assert stand_in == original
+
+    assert session.guard.check() == [f"the engine's {attr} was changed"]
+    assert getattr(engine, attr) is original
+    assert session.guard.check() == []
+
+
+@pytest.mark.parametrize(("attr", "label"), [("rules", "the rule book"),
+                                             ("roots", "the rule book's directories")])
+def test_an_equal_copy_in_the_rule_book_is_reported_and_put_back(tmp_path, attr, label):
+    """The book must share the engine's own rules and directories: an equal copy would
+    let the two drift apart at the next edit."""
+    session = _session(tmp_path)
+    book, engine = session.permissions.book, session.permissions
+    original = getattr(book, attr)
+    setattr(book, attr, copy.copy(original))
+    assert getattr(book, attr) == original
+
+    assert session.guard.check() == [f"{label} was changed"]
+    assert getattr(book, attr) is original is getattr(engine, attr)
+
+
+@pytest.mark.parametrize(("attr", "label", "equal_copy"), [
+    ("rules", "the permission rules", lambda v: {k: list(r) for k, r in v.items()}),
+    ("roots", "the working directories", list),
+    ("declared", "the tool declarations", dict),
+    ("cwd", "the working directory", lambda v: Path(str(v))),
+    ("mode", "the permission mode", lambda v: "".join(list(v))),
+    ("rules", "the permission rules", lambda v: Equal()),
+    ("declared", "the tool declarations", lambda v: Equal()),
+])
+def test_an_equal_but_distinct_value_is_reported_and_the_original_put_back(
+        tmp_path, attr, label, equal_copy):
+    session = _session(tmp_path)
+    engine = session.permissions
+    original = getattr(engine, attr)
+    replacement = equal_copy(original)
+    assert replacement == original and replacement is not original
+    setattr(engine, attr, replacement)
+
+    assert session.guard.check() == [f"{label} was changed"]
+    restored = getattr(engine, attr)
+    if isinstance(original, (dict, list)):  # shared mutables: the very object comes back
+        assert restored is original
+    else:  # an immutable one comes back as an equal copy of the seal's (see `restore`)
+        assert restored == original and restored is not replacement
+        assert type(restored) is type(original)
+    assert engine.book.rules is engine.rules and engine.book.roots is engine.roots
+    assert session.guard.check() == []
+
+
+def test_an_equal_copy_of_the_granted_rules_or_the_switches_is_put_back(tmp_path,
+                                                                         monkeypatch):
+    session = _session(tmp_path)
+    updates = session.conversation.permission_updates
+    values = switches.VALUES
+    session.conversation.permission_updates = list(updates)
+    monkeypatch.setattr(switches, "VALUES", dict(values))
+
+    assert sorted(session.guard.check()) == ["the environment switches was changed",
+                                             "the rules granted in this conversation was changed"]
+    assert session.conversation.permission_updates is updates and switches.VALUES is values
+
+
+def _grant(session: Session) -> None:
+    session.conversation.permission_updates.append(PermissionUpdate(
+        type="addRules", behavior="allow", rules=[PermissionRuleValue("Bash")]))
+
+
+@pytest.mark.parametrize(("label", "edit"), [
+    ("the permission rules", lambda s: s.permissions.rules["deny"].clear()),
+    ("the working directories", lambda s: s.permissions.roots.append(Path("/"))),
+    ("the tool declarations", lambda s: s.permissions.declared.update(
+        Tamper=s.permissions.declared["Tamper"]._replace(kind="read"))),
+    ("the tool declarations", lambda s: s.permissions.declared.pop("Tamper")),
+    ("the rules granted in this conversation", _grant),
+])
+def test_a_watched_value_edited_in_place_is_reported_and_restored_in_place(tmp_path, label,
+                                                                           edit):
+    session = _session(tmp_path)
+    session.permissions.rules["deny"].append(parse_rule("Bash(rm *)", "deny"))
+    session.guard.reseal()
+    engine = session.permissions
+    mutable = {"the permission rules": engine.rules, "the working directories": engine.roots,
+               "the tool declarations": engine.declared,
+               "the rules granted in this conversation": session.conversation.permission_updates}
+    before = {name: copy.copy(v) if name != "the permission rules"
+              else {k: list(r) for k, r in v.items()} for name, v in mutable.items()}
+    edit(session)
+
+    assert session.guard.check() == [f"{label} was changed"]
+    for name, value in mutable.items():  # the same objects (others share them), as they were
+        assert value == before[name], name
+    assert engine.rules is mutable["the permission rules"] is engine.book.rules
+    assert engine.roots is mutable["the working directories"] is engine.book.roots
+    assert engine.declared is mutable["the tool declarations"]
+    assert session.conversation.permission_updates is mutable[
+        "the rules granted in this conversation"]
+
+
+def test_a_switch_flipped_in_place_is_reported_and_restored(tmp_path, monkeypatch):
+    session = _session(tmp_path)
+    values = switches.VALUES
+    before = dict(values)
+    name = sorted(values)[0]
+    monkeypatch.setitem(values, name, "tampered" if values[name] != "tampered" else "x")
+
+    assert session.guard.check() == ["the environment switches was changed"]
+    assert switches.VALUES is values and values == before
+
+
+async def test_an_approving_stand_in_for_the_callback_stops_the_run(tmp_path):
+    """Through the run: code replaces the approval callback with an object that compares
+    equal to it and approves everything."""
+    session, model, result = await _run(
+        tmp_path, lambda s: setattr(s.permissions, "can_use_tool", Equal()))
+    assert result.terminal_reason == "policy_tampered"
+    assert "the engine's can_use_tool was changed" in (result.errors or [""])[0]
+    assert session.permissions.can_use_tool is None and len(model.requests) == 1
+
+
+def test_the_notebook_watches_its_conversations_and_session_by_identity(tmp_path):
+    """What the notebook adds to a session's policy (`NotebookAgent._guard`)."""
+    agent = NotebookAgent(SimpleNamespace(user_ns={}, kernel=None))
+    session = _session(tmp_path)
+    agent._guard(session)
+    conversations, current = agent.conversations, agent.session
+    agent.conversations, agent.session = Equal(), Equal()
+    assert sorted(session.guard.check()) == ["the current session was changed",
+                                             "the notebook's conversations was changed"]
+    assert agent.conversations is conversations and agent.session is current
+
+    defaults = agent.defaults
+    defaults["permission_mode"] = "bypassPermissions"  # in place
+    assert session.guard.check() == ["the %fuxi config defaults was changed"]
+    assert agent.defaults is defaults and defaults == {}
+    agent.defaults = Equal()
+    assert session.guard.check() == ["the %fuxi config defaults was changed"]
+    assert agent.defaults is defaults

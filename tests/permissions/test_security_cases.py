@@ -309,6 +309,24 @@ async def test_row25_protected_paths_ask_even_when_allowed_and_absent(tmp_path, 
     assert await outcome(engine, "Write", {"file_path": path, "content": "x"}) == "ask"
 
 
+# Issue 18, finding 8: with the kernel in $HOME, a glob, a copied folder or an option that
+# names the destination must not write into ~/.fuxi (more forms: test_shell_reach.py).
+@pytest.mark.parametrize("command", [
+    "cp payload.json .fux?/settings.json", "cp -r stage/. .", "cp -a stage/. ~",
+    "sed -i s/original/x/ .fux?/README", "cat payload.json > .fux?/c.json",
+    "cp -t .fuxi payload.json", "cp --target .fuxi payload.json", "touch .fu*/x",
+])
+async def test_row25_protected_paths_reached_through_globs_copies_and_options_ask(
+        tmp_path, monkeypatch, command):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(tmp_path / ".fuxi"))
+    for name in (".fuxi/README", ".fuxi/settings.json", ".fuxi/c.json", "payload.json",
+                 "stage/.fuxi/settings.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("original\n")
+    assert await bash(tmp_path, command, permission_mode="acceptEdits") == "ask"
+
+
 def test_row25_protected_names_are_case_folded_on_case_insensitive_systems(monkeypatch):
     from fuxi_notebook.permissions import paths
 

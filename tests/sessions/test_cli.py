@@ -322,7 +322,8 @@ def test_script_header_says_where_and_what():
     _, two, fork = _records()
     source = export_script([two, fork], notebook="analysis.ipynb")
     header = source.split("\nimport shutil")[0]
-    assert header.startswith("# Code the fuxi agent ran from analysis.ipynb")
+    assert header.startswith("# -*- coding: utf-8 -*-\n"  # record text cannot pick a codec
+                             "# Code the fuxi agent ran from analysis.ipynb")
     assert f"# Session {SID_A}: cells cell-two (continues cell cell-one, not exported)" in header
     assert f"# Session {SID_B}: cells cell-fork\n" in header  # its parent is exported
     assert source.index("# %% cell cell-two") < source.index("# %% cell cell-fork")
@@ -420,3 +421,95 @@ def test_notebook_export_is_valid_deterministic_and_shell_safe():
                     "!pytest -q"]
     assert document["cells"][0]["source"].startswith("Code the fuxi agent ran from x.ipynb")
 
+
+
+# -- record text never becomes code (issue 18, finding 9) --------------------------------------
+
+#: what a record could smuggle into generated code: it creates the sentinel file PWNED
+INJECT = "import pathlib; pathlib.Path('PWNED').write_text('ran')"
+#: every way a value could end a comment, a string or a line early (Python, IPython,
+#: markdown); NUL last: no file name or command can hold it
+BREAKS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x85", "\x00"]
+
+
+def _hostile_notebook(folder):
+    """One cell whose every field that reaches generated code holds a line break + INJECT."""
+    calls = []
+    for number, brk in enumerate(BREAKS):
+        tail = f"{brk}{INJECT}{brk}#"
+        failed = brk == "\x00"  # the run could not do it either
+        calls += [
+            ("Write", {"file_path": f"w{number}.txt{tail}", "content": f"w{tail}"}, "created",
+             failed),
+            ("Edit", {"file_path": f"e{number}.txt{tail}", "old_string": "",
+                      "new_string": f"e{tail}"}, "created", failed),
+            ("Edit", {"file_path": f"e{number}.txt{tail}", "old_string": f"e{tail}",
+                      "new_string": f"f{tail}"}, "updated", failed),
+            ("Bash", {"command": f"true{tail}"},  # bash: a syntax error
+             "embedded null byte" if failed else "Exit code 2", True),
+            ("Bash", {"command": f"echo {number}{tail}"}, "Permission denied", True),
+            ("Read", {"file_path": f"r{tail}"}, "read"),
+            (f"Tool{tail}", {"x": f"x{tail}"}, "done"),
+            ("Python", {"code": f"1{tail}"}, "failed: syntax", True),
+        ]
+    breaks = "".join(BREAKS)
+    record = build_record(**build_kwargs(
+        cell_id=f"c{breaks}{INJECT}", session_id=f"s{breaks}{INJECT}", parent=f"p{breaks}",
+        prompt=f"go{breaks}{INJECT}", cwd=f"/w{breaks}{INJECT}",
+        messages=_conversation(f"go{breaks}{INJECT}", calls), approvals=[],
+        result=result_message(), kinds=KINDS))
+    nb = nbformat.v4.new_notebook(cells=[
+        _fuxi_cell("hostile", "go", record.model_dump(mode="json"))])
+    path = folder / "hostile.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_an_exported_script_never_runs_record_text_as_code(tmp_path):
+    script = tmp_path / "export.py"
+    _ok(fuxi("sessions", "export", _hostile_notebook(tmp_path), "--format", "script",
+             "-o", script))
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run([sys.executable, str(script)], cwd=work, capture_output=True,
+                          text=True, timeout=60)
+
+    assert not (work / "PWNED").exists()
+    assert done.returncode == 0, done.stderr  # and what ran is repeated, byte for byte
+    for number, brk in enumerate(BREAKS[:-1]):
+        tail = f"{brk}{INJECT}{brk}#"
+        assert (work / f"w{number}.txt{tail}").read_bytes() == f"w{tail}".encode()
+        assert (work / f"e{number}.txt{tail}").read_bytes() == f"f{tail}".encode()
+
+
+#: runs a notebook's code cells in IPython, as a kernel would (without one)
+_RUN_CELLS = """\
+import sys, nbformat
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+for cell in nbformat.read(sys.argv[1], as_version=4).cells:
+    if cell.cell_type == "code":
+        print(cell.id, shell.run_cell(cell.source).success)
+"""
+
+
+def test_an_exported_notebook_never_runs_record_text_as_code(tmp_path):
+    target = tmp_path / "export.ipynb"
+    _ok(fuxi("sessions", "export", _hostile_notebook(tmp_path), "--format", "notebook",
+             "-o", target))
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run([sys.executable, "-c", _RUN_CELLS, str(target)], cwd=work,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "IPYTHONDIR": str(tmp_path / "ipython")})
+
+    assert not (work / "PWNED").exists()
+    assert done.returncode == 0, done.stderr
+    cells = {c.id: c.source for c in nbformat.read(target, as_version=4).cells}
+    ran = dict(line.split() for line in done.stdout.splitlines() if line.startswith("export-"))
+    assert ran and all(cells[cell].startswith(("%%bash", "get_ipython().run_cell_magic('bash'"))
+                       for cell, success in ran.items() if success != "True"), done.stdout
+    for number, brk in enumerate(BREAKS[:-1]):
+        tail = f"{brk}{INJECT}{brk}#"
+        assert (work / f"w{number}.txt{tail}").read_bytes() == f"w{tail}".encode()
+        assert (work / f"e{number}.txt{tail}").read_bytes() == f"f{tail}".encode()

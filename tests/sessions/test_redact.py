@@ -114,3 +114,30 @@ def test_build_record_redacts_every_part(monkeypatch):
     assert record.options == {"env": {"API_TOKEN": "password=[REDACTED]"}}
     assert record.approvals[0].rule == "Bash(echo [REDACTED])"
     assert record.result.errors == ["[REDACTED] failed"]
+
+
+@pytest.mark.parametrize(("value", "redacted"), [("a1b2c3d4", True), ("a1b2c3d", False)])
+def test_a_secret_env_value_counts_from_eight_characters(monkeypatch, value, redacted):
+    monkeypatch.setenv("FUXI_TEST_TOKEN", value)
+    text = f"the value {value} here"
+    assert redact_text(text) == ("the value [REDACTED] here" if redacted else text)
+
+
+@pytest.mark.parametrize(("secret", "redacted"), [("q7#x", True), ("q7#", False)])
+def test_an_explicit_secret_counts_from_four_characters(secret, redacted):
+    text = f"the value {secret} here"
+    assert redact_text(text, secrets=[secret]) == (
+        "the value [REDACTED] here" if redacted else text)
+    assert redact({"v": [text]}, secrets=[secret]) == {"v": [redact_text(text,
+                                                                         secrets=[secret])]}
+
+
+def test_a_secret_inside_the_marker_does_not_grow_earlier_markers(monkeypatch):
+    """A placeholder value (API_KEY=REDACTED) or an explicit secret that is part of the
+    marker: a record redacted again keeps its markers as they are (was "[[REDACTED]]")."""
+    monkeypatch.setenv("FUXI_TEST_API_KEY", "REDACTED")
+    once = redact_text("key REDACTED and sk-ant-api03-abcdefghijklmnopqrstuvwxyz")
+    assert once == "key [REDACTED] and [REDACTED]"
+    assert redact_text(once) == once
+    assert redact_text("abc DACT [REDACTED] def", secrets=["DACT"]) == (
+        "abc [REDACTED] [REDACTED] def")

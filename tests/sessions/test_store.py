@@ -89,6 +89,41 @@ async def test_the_file_layout_and_its_permissions(tmp_path):
     assert store.project_keys() == ["-work-repo"]
 
 
+@pytest.fixture(params=[0o022, 0o277], ids=["umask-022", "umask-277"])
+def umask(request):
+    """A umask for the test (mkdir's mode alone gives 0o500 under 0o277), then the old one."""
+    old = os.umask(request.param)
+    yield request.param
+    os.umask(old)
+
+
+async def test_every_folder_the_store_creates_is_private_and_no_other_changes(tmp_path, umask):
+    """mkdir(parents=True, mode=0o700) would leave `projects/` (which lists every project
+    path) and the folders above it 0o755: readable by anyone."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o755)
+    root = shared / "home" / ".fuxi"  # two folders missing above the store's own
+    store = FileSessionStore(root)
+    await store.append({**KEY, "subpath": "subagents/deep/agent-1"}, [_entry(0)])
+    await store.append(KEY, [_entry(1)])
+    project = root / "projects" / "-work-repo"
+    created = [shared / "home", root, root / "projects", project, project / "s-1",
+               project / "s-1" / "subagents", project / "s-1" / "subagents" / "deep"]
+    assert {str(f.relative_to(shared)): oct(stat.S_IMODE(f.stat().st_mode)) for f in created} \
+        == {str(f.relative_to(shared)): "0o700" for f in created}
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755  # it was there: left as it was
+    assert [e["uuid"] for e in await store.load(KEY)] == ["u1"]
+
+
+async def test_a_folder_that_already_exists_keeps_its_mode(tmp_path, umask):
+    (tmp_path / "projects").mkdir()
+    os.chmod(tmp_path / "projects", 0o750)
+    await FileSessionStore(tmp_path).append(KEY, [_entry(0)])
+    assert stat.S_IMODE((tmp_path / "projects").stat().st_mode) == 0o750
+    assert stat.S_IMODE((tmp_path / "projects" / "-work-repo").stat().st_mode) == 0o700
+
+
 def test_the_default_root_follows_fuxi_config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("FUXI_CONFIG_DIR", str(tmp_path / "conf"))
     assert config_dir() == tmp_path / "conf" and FileSessionStore().root == tmp_path / "conf"

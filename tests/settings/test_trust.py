@@ -271,3 +271,24 @@ def test_mcp_file_problems(tmp_path):
     with pytest.raises(ConfigurationError, match="expected a JSON object"):
         load_project_settings(["project"], tmp_path)
     assert load_project_settings(["user"], tmp_path).gated == []  # only with "project"
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_the_folders_the_trust_store_creates_are_private(tmp_path, monkeypatch, umask_022):
+    """Its folder says which projects the user trusts: not for other users to list."""
+    import stat
+
+    os.chmod(tmp_path, 0o755)
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(tmp_path / "home" / ".fuxi"))
+    trust_folder(tmp_path / "project", "sha256:x", items=["a line"])
+    modes = {name: oct(stat.S_IMODE((tmp_path / name).stat().st_mode))
+             for name in ("home", "home/.fuxi")}
+    assert modes == {"home": "0o700", "home/.fuxi": "0o700"}
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755  # it was there: left as it was
+    assert is_trusted(tmp_path / "project", "sha256:x")

@@ -1,0 +1,126 @@
+"""Every output the kernel sends while the extension is loaded passes redaction.
+
+A cell's outputs are saved in the notebook, and they do not all come from a `%%fuxi` cell
+while it runs: a thread or a callback that code the agent ran left behind can print a
+secret after the call returned, into whatever cell runs then. So the redaction sits where
+every output leaves the kernel: the session's `send`, which streams (ipykernel's
+`OutStream`, fd 1/2 output included), displays, results and error tracebacks all go
+through. A secret printed in pieces (a character at a time, with flushes between) is
+caught too: the end of a stream chunk that could be the start of a secret waits for the
+next chunk of that stream, for the cell's end, or `HOLD_SECONDS`, whichever comes first.
+
+Images and other binary payloads pass unchanged (`kernel_capture.safe_bundle`).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+__all__ = ["HOLD_SECONDS", "OutputRedaction"]
+
+#: How long the possible start of a secret waits for the rest of it.
+HOLD_SECONDS = 0.5
+_DISPLAYS = frozenset({"display_data", "update_display_data", "execute_result"})
+
+
+class OutputRedaction:
+    """Wraps a jupyter_client `Session.send` (see the module docstring)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self._send = session.send
+        self._held: dict[tuple[str, str], tuple[Any, Any, dict[str, Any], str]] = {}
+        self._lock = threading.RLock()
+
+    def install(self) -> None:
+        self.session.send = self.send
+
+    def send(self, stream: Any, msg_or_type: Any, content: Any = None, parent: Any = None,
+             ident: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """`Session.send`, with the content of output messages redacted first."""
+        from ..sessions.redact import redact  # here: `%load_ext` stays light
+        message = msg_or_type if isinstance(msg_or_type, dict) else None
+        kind = message["header"]["msg_type"] if message is not None else msg_or_type
+        body = message.get("content") if message is not None else content
+        if kind == "status" and isinstance(body, dict) and body.get(
+                "execution_state") == "idle":
+            self._release(_parent_id(message, parent))  # a cell's outputs end before it does
+        if not isinstance(body, dict):
+            return self._send(stream, msg_or_type, content, parent, ident, *args, **kwargs)
+        if kind == "stream":
+            body = self._stream(stream, message, body, parent, ident)
+            if body is None:
+                return None  # all of it waits for the rest of a secret
+        elif kind in _DISPLAYS:
+            body = _display(body)
+        elif kind == "error":
+            body = {**body, **{k: redact(body[k]) for k in ("ename", "evalue", "traceback")
+                               if k in body}}
+        if message is not None:
+            return self._send(stream, {**message, "content": body}, content, parent, ident,
+                              *args, **kwargs)
+        return self._send(stream, msg_or_type, body, parent, ident, *args, **kwargs)
+
+    def _stream(self, stream: Any, message: dict[str, Any] | None, body: dict[str, Any],
+                parent: Any, ident: Any) -> dict[str, Any] | None:
+        """The chunk to send now (None: nothing yet), holding back a possible secret start."""
+        from ..sessions.redact import redact_text, unfinished_secret
+
+        text = body.get("text")
+        if not isinstance(text, str):
+            return body
+        key = (_parent_id(message, parent), str(body.get("name")))
+        with self._lock:
+            held = self._held.pop(key, None)
+            whole = redact_text((held[3] if held else "") + text)
+            wait = unfinished_secret(whole)
+            if wait:
+                parent_header = message["parent_header"] if message is not None else parent
+                self._held[key] = (stream, ident, {"name": body.get("name"),
+                                                   "parent": parent_header}, whole[-wait:])
+                timer = threading.Timer(HOLD_SECONDS, self._release_one, (key, whole[-wait:]))
+                timer.daemon = True
+                timer.start()
+                whole = whole[:-wait]
+        return {**body, "text": whole} if whole else None
+
+    def _release_one(self, key: tuple[str, str], text: str) -> None:
+        with self._lock:
+            held = self._held.get(key)
+            if held is None or held[3] != text:
+                return  # sent with a later chunk already
+            del self._held[key]
+        self._emit(held)
+
+    def _release(self, parent_id: str) -> None:
+        with self._lock:
+            keys = [key for key in self._held if key[0] == parent_id]
+            released = [self._held.pop(key) for key in keys]
+        for held in released:
+            self._emit(held)
+
+    def _emit(self, held: tuple[Any, Any, dict[str, Any], str]) -> None:
+        stream, ident, about, text = held
+        message = self.session.msg("stream", {"name": about["name"], "text": text},
+                                   parent=about["parent"])
+        self._send(stream, message, ident=ident)
+
+
+def _parent_id(message: dict[str, Any] | None, parent: Any) -> str:
+    header = message.get("parent_header") if message is not None else parent
+    header = header.get("header", header) if isinstance(header, dict) else {}
+    return str((header or {}).get("msg_id", ""))
+
+
+def _display(body: dict[str, Any]) -> dict[str, Any]:
+    from ..sessions.redact import redact
+    from .kernel_capture import safe_bundle
+
+    data = body.get("data")
+    out = dict(body)
+    if isinstance(data, dict):
+        out["data"] = safe_bundle(data)
+    if isinstance(body.get("metadata"), dict):
+        out["metadata"] = redact(body["metadata"])
+    return out
