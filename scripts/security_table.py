@@ -31,10 +31,54 @@ TARGETS = [
     "tests/tools/test_files.py::test_one_malformed_cell_does_not_hide_the_notebook",
     "tests/notebook/test_kernel_tools.py::test_notebook_read_marks_a_malformed_cell_and_shows_the_rest",
     "tests/notebook/test_kernel_magic.py::test_a_secret_named_variable_never_reaches_the_saved_outputs",
+    # issue 18: the trust boundary of notebooks from someone else
+    "tests/notebook/test_replay_forged_kernel.py",
+    "tests/notebook/test_replay_plan.py",
+    "tests/notebook/test_call_detail.py::test_the_approval_card_shows_hidden_characters_escaped",
+    "tests/agent/test_subagents.py::test_a_definition_in_code_does_not_widen_the_parents_mode",
+    "tests/agent/test_subagents.py::test_which_modes_widen_which",
+    "tests/agent/test_subagent_files.py::test_a_file_may_not_widen_the_mode",
+    "tests/permissions/test_shell_reach.py",
+    "tests/notebook/test_kernel_shell_writes.py",
+    "tests/sessions/test_cli.py::test_an_exported_script_never_runs_record_text_as_code",
+    "tests/sessions/test_cli.py::test_an_exported_notebook_never_runs_record_text_as_code",
+    "tests/sessions/test_export_safety.py",
+    "tests/settings/test_config_files.py",
+    "tests/notebook/test_kernel_config_files.py",
+    "tests/sessions/test_store.py::test_every_folder_the_store_creates_is_private_and_no_other_changes",
+    "tests/sessions/test_store.py::test_a_folder_that_already_exists_keeps_its_mode",
+    "tests/settings/test_trust.py::test_the_folders_the_trust_store_creates_are_private",
+    "tests/test_name_validators.py",
+    "tests/mcp/test_names.py",
+    "tests/notebook/test_kernel_trust_boundary.py",
+    "tests/tools/test_web_address.py",
+    "tests/sessions/test_redact_properties.py",
+    "tests/sessions/test_redact.py::test_a_secret_env_value_counts_from_eight_characters",
+    "tests/sessions/test_redact.py::test_an_explicit_secret_counts_from_four_characters",
+    "tests/sessions/test_redact.py::test_a_secret_inside_the_marker_does_not_grow_earlier_markers",
 ]
 
 #: (category, pattern on "module.function"); the first match decides.
 CATEGORIES = [
+    ("Replayed records: the card lists every call that runs, whole and with hidden "
+     "characters revealed; records that read more than one way are refused (issue 18, "
+     "findings 1-6)", r"test_replay_forged_kernel|test_replay_plan|approval_card_shows_hidden"),
+    ("Subagents do not widen their parent's mode (issue 18, finding 7)",
+     r"widen_the_(parents_)?mode|which_modes_widen"),
+    ("acceptEdits through globs, copied folders, option destinations and links (issue 18, "
+     "finding 8)", r"test_shell_reach|test_kernel_shell_writes"),
+    ("Record text in exported scripts and notebooks (issue 18, finding 9)",
+     r"exported_(script|notebook)_never_runs|test_export_safety"),
+    ("Unreadable or deeply nested configuration files (issue 18, finding 10)",
+     r"test_config_files|test_kernel_config_files"),
+    ("Private folders of the session and trust stores (issue 18, finding 11)",
+     r"creates_are_private|creates_is_private|already_exists_keeps_its_mode"),
+    ("Names with a trailing newline (issue 18, finding 12)",
+     r"test_name_validators|test_names\."),
+    ("Output written later, and how later cells are read (issue 18, finding 13)",
+     r"test_kernel_trust_boundary"),
+    ("WebFetch addresses wrapped in IPv6 (6to4, Teredo, NAT64; issue 18)",
+     r"test_web_address"),
     ("Shell parsing: compound commands, substitutions, wrappers, quoting, controls "
      "(security.md rows 1-3, 10, 20)", r"test_row(1|2|3|10|20)_"),
     ("acceptEdits through sed: scripts that run, write or read other files (issue 8, "
@@ -51,7 +95,7 @@ CATEGORIES = [
      r"test_declarations|plan_mode"),
     ("Policy integrity: the agent rewriting its own policy (finding 4)",
      r"test_integrity|rewrite|reachable|thread_left|switches"),
-    ("Secrets reaching the saved notebook (finding 5)", r"redacted|secret"),
+    ("Secrets reaching the saved notebook (finding 5)", r"redacted|secret|test_redact"),
     ("Unbounded results (finding 6)", r"huge|bloat|flood"),
     ("Content the API rejects (finding 7)", r"poison|rejects|rejection"),
     ("Malformed notebooks (finding 8)", r"malformed"),

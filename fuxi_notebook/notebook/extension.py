@@ -425,19 +425,18 @@ def _preload() -> None:
 
 
 def load_ipython_extension(shell: Any) -> None:
-    """Register the transformer and the magics; the agent loads in the background."""
+    """Register the transformer and the magics; in a kernel, pin the user folder and
+    redact every output from now on; the agent loads in the background."""
     problem = _kernel_version_problem(shell)
     if problem:
         raise UsageError(problem)
     from .. import switches  # environment switches are read now, at load
 
-    if getattr(shell, "kernel", None) is not None:  # the model's code shares its environment
-        switches.pin_config_dir(str(switches.config_dir().resolve()))
-
     kernel = getattr(shell, "kernel", None)
-    if kernel is not None and not isinstance(getattr(kernel.session.send, "__self__", None),
-                                             OutputRedaction):
-        OutputRedaction(kernel.session).install()  # every output, whenever it is written
+    if kernel is not None:  # the model's code shares this process and its environment
+        switches.pin_config_dir(str(switches.config_dir().resolve()))
+        if not isinstance(getattr(kernel.session.send, "__self__", None), OutputRedaction):
+            OutputRedaction(kernel.session).install()  # every output, whenever written
     transformers = shell.input_transformers_cleanup
     if transform_fuxi_cell not in transformers:
         transformers.insert(0, transform_fuxi_cell)
