@@ -23,7 +23,7 @@ from .shell import (
     is_read_only,
 )
 from .shell_policy import safe_assignments
-from .shell_reach import Reach, command_reach
+from .shell_reach import CommandReach, command_reach
 from .shell_sed import sed_problem
 
 __all__ = ["BashVerdict", "PathJudge", "judge_bash"]
@@ -109,7 +109,7 @@ def _name(cmd: SimpleCommand) -> str:
     return Path(inner.argv[0]).name if inner.argv else ""
 
 
-def _first_deny(parts: list[tuple[SimpleCommand, Reach]], deny: list[Rule], paths: PathJudge,
+def _first_deny(parts: list[tuple[SimpleCommand, CommandReach]], deny: list[Rule], paths: PathJudge,
                 refuse: Callable[[SimpleCommand], str | None]) -> str | None:
     for cmd, found in parts:
         rule = _matches_bash(deny, cmd)
@@ -175,7 +175,7 @@ def _outside(facts: list[PathFacts], roots: list[Path], limit: int = 10) -> list
     return found
 
 
-def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: Reach, allow: list[Rule],
+def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: CommandReach, allow: list[Rule],
                 paths: PathJudge, changes_dir: bool) -> None:
     writes = found.all_writes()
     config = config_folder()

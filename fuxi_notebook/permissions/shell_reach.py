@@ -22,7 +22,7 @@ from .shell_glob import expand, has_glob, pattern_protected
 from .shell_model import SimpleCommand
 from .shell_options import SPECS, Parsed, parse_options, posix_order
 
-__all__ = ["MAX_ENTRIES", "MAX_PATHS", "Reach", "command_reach"]
+__all__ = ["MAX_ENTRIES", "MAX_PATHS", "CommandReach", "command_reach"]
 
 #: Entries walked below the folders one command copies, moves or removes (all together)
 #: before its reach is unknown.
@@ -42,7 +42,7 @@ _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
 @dataclass
-class Reach:
+class CommandReach:
     """What one command reads and writes; `soft`: why no rule or mode may approve it."""
 
     reads: list[PathFacts] = field(default_factory=list)
@@ -69,7 +69,7 @@ class _Entry:
     link: str | None
 
 
-def command_reach(cmd: SimpleCommand, base: Path) -> Reach:
+def command_reach(cmd: SimpleCommand, base: Path) -> CommandReach:
     """Files `cmd` reads and writes (arguments and redirections), run in `base`."""
     reacher = _Reacher(base)
     inner = cmd.inner()
@@ -92,7 +92,7 @@ class _Reacher:
 
     def __init__(self, base: Path) -> None:
         self.base = base
-        self.reach = Reach()
+        self.reach = CommandReach()
         self.count = 0
         self.real = _RealPaths()
         self.walks: dict[str, tuple[list[_Entry], str | None]] = {}
