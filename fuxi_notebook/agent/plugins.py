@@ -87,15 +87,12 @@ def _plugin(root: Path) -> Plugin:
 def _manifest(path: Path) -> dict[str, Any]:
     """The plugin.json object ({} when the plugin has none)."""
     from ..errors import ConfigurationError
-    from ..settings.reading import config_errors, parse_json
+    from ..settings.reading import read_json_file
 
     if not path.exists():
         return {}
-    where = f"{MANIFEST} cannot be read"
     try:
-        with config_errors(where):
-            text = path.read_text(encoding="utf-8")
-        data = parse_json(text, where)
+        data = read_json_file(path, f"{MANIFEST} cannot be read")
     except ConfigurationError as error:
         raise _PluginError(str(error)) from None
     if not isinstance(data, dict):

@@ -7,7 +7,8 @@ every output leaves the kernel: the session's `send`, which streams (ipykernel's
 `OutStream`, fd 1/2 output included), displays, results and error tracebacks all go
 through. A secret printed in pieces (a character at a time, with flushes between) is
 caught too: the end of a stream chunk that could be the start of a secret waits for the
-next chunk of that stream, for the cell's end, or `HOLD_SECONDS`, whichever comes first.
+next chunk of that stream (each one extends the wait), for the cell's end, or for
+`HOLD_SECONDS` without a chunk, whichever comes first.
 
 Images and other binary payloads pass unchanged (`kernel_capture.safe_bundle`).
 """
@@ -15,6 +16,8 @@ Images and other binary payloads pass unchanged (`kernel_capture.safe_bundle`).
 from __future__ import annotations
 
 import threading
+import time
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["HOLD_SECONDS", "OutputRedaction"]
@@ -30,7 +33,7 @@ class OutputRedaction:
     def __init__(self, session: Any) -> None:
         self.session = session
         self._send = session.send
-        self._held: dict[tuple[str, str], tuple[Any, Any, dict[str, Any], str]] = {}
+        self._held: dict[tuple[str, str], _Held] = {}
         self._lock = threading.RLock()
 
     def install(self) -> None:
@@ -73,23 +76,32 @@ class OutputRedaction:
         key = (_parent_id(message, parent), str(body.get("name")))
         with self._lock:
             held = self._held.pop(key, None)
-            whole = redact_text((held[3] if held else "") + text)
+            whole = redact_text((held.text if held else "") + text)
             wait = unfinished_secret(whole)
             if wait:
                 parent_header = message["parent_header"] if message is not None else parent
-                self._held[key] = (stream, ident, {"name": body.get("name"),
-                                                   "parent": parent_header}, whole[-wait:])
-                timer = threading.Timer(HOLD_SECONDS, self._release_one, (key, whole[-wait:]))
-                timer.daemon = True
-                timer.start()
+                self._held[key] = _Held(stream, ident, body.get("name"), parent_header,
+                                        whole[-wait:], time.monotonic())
+                if held is None:  # one timer a hold, however many chunks extend it
+                    self._wake(key, HOLD_SECONDS)
                 whole = whole[:-wait]
         return {**body, "text": whole} if whole else None
 
-    def _release_one(self, key: tuple[str, str], text: str) -> None:
+    def _wake(self, key: tuple[str, str], after: float) -> None:
+        timer = threading.Timer(after, self._release_one, (key,))
+        timer.daemon = True
+        timer.start()
+
+    def _release_one(self, key: tuple[str, str]) -> None:
+        """Send what `key` holds once no chunk extended it for HOLD_SECONDS."""
         with self._lock:
             held = self._held.get(key)
-            if held is None or held[3] != text:
-                return  # sent with a later chunk already
+            if held is None:
+                return  # sent with a later chunk, or at the cell's end
+            waited = time.monotonic() - held.since
+            if waited < HOLD_SECONDS:
+                self._wake(key, HOLD_SECONDS - waited)
+                return
             del self._held[key]
         self._emit(held)
 
@@ -100,11 +112,22 @@ class OutputRedaction:
         for held in released:
             self._emit(held)
 
-    def _emit(self, held: tuple[Any, Any, dict[str, Any], str]) -> None:
-        stream, ident, about, text = held
-        message = self.session.msg("stream", {"name": about["name"], "text": text},
-                                   parent=about["parent"])
-        self._send(stream, message, ident=ident)
+    def _emit(self, held: _Held) -> None:
+        message = self.session.msg("stream", {"name": held.name, "text": held.text},
+                                   parent=held.parent)
+        self._send(held.stream, message, ident=held.ident)
+
+
+@dataclass(frozen=True)
+class _Held:
+    """The end of a stream that may start a secret, and where it would have gone."""
+
+    stream: Any
+    ident: Any
+    name: Any
+    parent: Any
+    text: str
+    since: float  # when a chunk last extended it
 
 
 def _parent_id(message: dict[str, Any] | None, parent: Any) -> str:

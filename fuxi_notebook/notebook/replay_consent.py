@@ -76,8 +76,10 @@ def replay_consent(plans: Sequence[ReplayPlan], *,
         md += ["", f"**{head}**"]
         text += ["", head]
         for number, call in enumerate(listed, 1):
-            md += ["", *_call_markdown(number, call)]
-            text += _call_text(number, call)
+            fields = _fields(call)  # revealed once, drawn twice
+            warnings = _warnings(call, fields)
+            md += ["", *_call_markdown(number, call, fields, warnings)]
+            text += _call_text(number, call, fields, warnings)
     else:
         md += ["", "Nothing that runs or changes something: every call is read-only."]
         text += ["", "Nothing that runs or changes something: every call is read-only."]
@@ -145,11 +147,11 @@ def _size(value: str) -> str:
     return f"{lines:,} line(s), {len(value):,} character(s)"
 
 
-def _call_markdown(number: int, call: PlannedCall) -> list[str]:
-    fields = _fields(call)
+def _call_markdown(number: int, call: PlannedCall, fields: list[_Field],
+                   warnings: list[str]) -> list[str]:
     out = [f"**{number}.** cell {code_span(_reveal(call.cell_id))} · "
            f"**{code_span(_reveal(call.name))}** ({call.declared.kind})"]
-    out += [line for warning in _warnings(call, fields)
+    out += [line for warning in warnings
             for line in ("", f"⚠ **This input {warning}.**", "")]
     if not fields:
         out.append("(no input)")
@@ -168,11 +170,11 @@ def _call_markdown(number: int, call: PlannedCall) -> list[str]:
     return out
 
 
-def _call_text(number: int, call: PlannedCall) -> list[str]:
-    fields = _fields(call)
+def _call_text(number: int, call: PlannedCall, fields: list[_Field],
+               warnings: list[str]) -> list[str]:
     out = [f"  {number}. cell {_reveal(call.cell_id)} · {_reveal(call.name)} "
            f"({call.declared.kind})"]
-    out += [f"     ! this input {warning}" for warning in _warnings(call, fields)]
+    out += [f"     ! this input {warning}" for warning in warnings]
     for field in fields:
         value = field.value.text
         if _inline(value):

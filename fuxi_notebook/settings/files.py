@@ -44,7 +44,8 @@ MAX_SETTINGS_CHARS = 1 << 20
 
 
 def user_folder() -> Path:
-    """The user's settings folder: `FUXI_CONFIG_DIR`, else `~/.fuxi` (read on each call)."""
+    """The user's settings folder: `FUXI_CONFIG_DIR`, else `~/.fuxi` (pinned at `%load_ext`
+    in a kernel, else read on each call: `switches.config_dir`)."""
     from ..switches import config_dir
 
     return config_dir()
