@@ -2,8 +2,9 @@
 
 `demo` runs the demo agent (no API key needed). `sessions list|show|export NOTEBOOK.ipynb`
 reads the session records saved in a notebook's `%%fuxi` cells, without Jupyter: to see what
-an agent did, or to keep its code as a script or notebook. Bad input is one line on stderr
-and exit status 2, never a traceback.
+an agent did, or to keep its code as a script or notebook. `sessions keep NB.ipynb...`
+copies each record into its cell's metadata (before nbstripout, in a pre-commit hook).
+Bad input is one line on stderr and exit status 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -62,11 +63,21 @@ def _add_sessions_parser(commands: argparse._SubParsersAction[argparse.ArgumentP
     export.add_argument("--format", required=True, choices=_FORMATS)
     export.add_argument("-o", "--output", metavar="FILE",
                         help="write here (atomically) instead of to stdout")
+    keep = actions.add_parser(
+        "keep", help="copy each %%fuxi cell's record from its outputs into its metadata, "
+        "where Clear Outputs and nbstripout leave it (run it before nbstripout)")
+    keep.add_argument("notebooks", nargs="+", metavar="NOTEBOOK.ipynb")
+    keep.add_argument("--from-outputs", action="store_true",
+                      help="also replace a metadata record that differs from the outputs'")
+    keep.add_argument("--check", action="store_true",
+                      help="change nothing; exit 1 if a notebook would change")
 
 
 def _sessions_main(args: argparse.Namespace) -> int:
     from .errors import ConfigurationError
 
+    if args.action == "keep":
+        return _keep_main(args)
     output = Path(args.output).expanduser() if getattr(args, "output", None) else None
     try:
         if output is not None and output.exists() and (
@@ -120,6 +131,34 @@ def _sessions_command(args: argparse.Namespace) -> tuple[str, list[str]]:
 
     document = export.export_notebook(records, notebook=notebook.path.name)
     return nbformat.writes(nbformat.from_dict(document)), warnings
+
+
+def _keep_main(args: argparse.Namespace) -> int:
+    """`sessions keep`: 0 when every record is in its cell's metadata, 1 when a notebook
+    changed under --check or a cell's two records conflict, 2 for a file that is not a
+    notebook (the others are still done)."""
+    from .errors import ConfigurationError
+    from .sessions.keep import keep_records
+
+    status = 0
+    for name in args.notebooks:
+        try:
+            kept = keep_records(name, from_outputs=args.from_outputs)
+            if kept.text is not None and not args.check:
+                _write_file(Path(name).expanduser(), kept.text)
+        except ConfigurationError as error:
+            print(f"fuxi sessions keep: {' '.join(str(error).splitlines())}", file=sys.stderr)
+            status = 2
+            continue
+        if kept.kept:
+            verb = "would copy" if args.check else "copied"
+            print(f"{name}: {verb} the record of {len(kept.kept)} cell(s) into their "
+                  f"metadata ({', '.join(kept.kept[:5])}{', ...' if len(kept.kept) > 5 else ''})")
+            status = max(status, 1 if args.check else 0)
+        for conflict in kept.conflicts:
+            print(f"{name}: {conflict}", file=sys.stderr)
+            status = max(status, 1)
+    return status
 
 
 def _transcripts(chosen: _Sessions, *, markdown: bool) -> str:

@@ -14,7 +14,8 @@ policy decides every call (no `clicks`, no `restart()`). `FOLDER = "batch"` puts
 notebook into that subfolder of `notebooks/` (its kernel runs there).
 
 Without ANTHROPIC_API_KEY the model turns come from the spec, served over real HTTP by
-`FakeMessagesServer` (the real `anthropic` client talks to it); recording twice gives
+`FakeMessagesServer` (the real `anthropic` client talks to it). Each record is also kept in
+its cell's metadata, as fuxi's frontend extension keeps it; recording twice gives
 byte-identical notebooks (timings are left out of their metadata and last lines). With
 ANTHROPIC_API_KEY set the real API answers instead, and the spec's turns are not used.
 
@@ -104,6 +105,7 @@ def record(name: str, out_dir: Path, *, live: bool) -> Path:
             _run_headless(spec, nb, path, env)
         else:
             frontend = NotebookFrontend(cwd=str(path.parent), env=env).start()
+            frontend.open(nb, str(path))  # as fuxi's JupyterLab extension sees it
             try:
                 _run(spec, nb, path, frontend)
             finally:
@@ -116,6 +118,7 @@ def record(name: str, out_dir: Path, *, live: bool) -> Path:
                          f"errors: {server.errors}")
     if not live:
         _drop_timings(nb)
+    _keep_records(nb)
     nbformat.validate(nb)
     nbformat.write(nb, path)
     return path
@@ -204,6 +207,16 @@ def _drop_timings(nb: Any) -> None:
                     last = record_outputs(load_record(data), dict(fuxi))[-1][0]
                     data["text/markdown"], data["text/plain"] = (last["text/markdown"],
                                                                  last["text/plain"])
+
+
+def _keep_records(nb: Any) -> None:
+    """Each record also in its cell's metadata, as fuxi's extension keeps it (also for
+    the headless notebooks, as `python -m fuxi_notebook sessions keep` would)."""
+    from fuxi_notebook.sessions.cell_record import keep_in_metadata
+
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            keep_in_metadata(cell, from_outputs=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ import os
 
 from .anthropic import AnthropicModel
 from .base import BlockDone, Model, ModelRequest, ModelResponse, ModelStreamItem, RawEvent
+from .known import known_models, model_refusal, unknown_model_warning
 from .retry import RetryPolicy
 from .scripted import ScriptedModel
 
@@ -24,8 +25,11 @@ __all__ = [
     "RawEvent",
     "RetryPolicy",
     "ScriptedModel",
+    "known_models",
     "model_name",
+    "model_refusal",
     "resolve_model",
+    "unknown_model_warning",
 ]
 
 #: The model used when neither the options nor `FUXI_MODEL` name one. A current model

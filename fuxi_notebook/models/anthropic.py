@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 from ..errors import ConfigurationError, ModelError, ModelStreamError
 from .accumulate import Accumulator
 from .base import ModelRequest, ModelResponse, ModelStreamItem, RawEvent
+from .known import model_refusal
 from .retry import RetryPolicy
 
 __all__ = ["AnthropicModel"]
@@ -166,9 +167,12 @@ def _translate(exc: Exception, acc: Accumulator) -> Exception:
 
 
 def _status_error(exc: Any, acc: Accumulator) -> ModelError:
+    """One line for the cell (the API's message; a model it does not have said so)."""
     status = exc.status_code
     headers = exc.response.headers if exc.response is not None else {}
-    message = f"API error {status}: {getattr(exc, 'api_message', None) or exc.message}"
+    said = getattr(exc, "api_message", None)
+    message = model_refusal(status, getattr(exc, "type", None), said) or (
+        f"API error {status}: {' '.join(str(said or exc.message).split())}")
     if status == 200:  # an `error` event mid-stream
         return _broken(acc, f"the API sent an error event: {exc.message}")
     should = headers.get("x-should-retry")

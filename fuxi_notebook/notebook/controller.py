@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +24,11 @@ from IPython.core.error import UsageError
 
 from ..agent.session import Session
 from ..errors import ConfigurationError
-from ..models import model_name
+from ..models import model_name, unknown_model_warning
 from ..options import FuxiAgentOptions
 from ..permissions.integrity import Watched
 from ..sessions.history import extend_history
-from ..sessions.record import SessionRecord
+from ..sessions.record import RECORD_MIME, SessionRecord
 from ..sessions.replay import RecordedApprovals, why_not_replayable
 from ..sessions.transcript import turns_taken
 from ..switches import switch
@@ -44,7 +45,11 @@ if TYPE_CHECKING:
     from ..tools.base import Declaration
     from .replay_plan import ReplayPlan
 
-__all__ = ["HEADLESS_MAX_TURNS", "FuxiRun", "NotebookAgent", "detect_frontend"]
+__all__ = ["HEADLESS_MAX_TURNS", "FuxiRun", "KernelMemory", "NotebookAgent",
+           "detect_frontend"]
+
+#: one display output: (data, metadata)
+_Output = tuple[dict[str, Any], dict[str, Any]]
 
 #: Headless, nobody can approve a call: a run needing more round trips than this is stuck
 #: (a model repeating denied calls ran 119 turns). `--max-turns` / `%fuxi config` override.
@@ -63,12 +68,23 @@ def detect_frontend(shell: Any) -> str:
     return "lab" if (parent.get("metadata") or {}).get("cellId") else "headless"
 
 
+@dataclass
+class KernelMemory:
+    """What the user told this kernel that `%reload_ext` keeps (a restart does not): the
+    replays consented to, the folders not trusted, the held-back lists already shown."""
+
+    replay_consented: set[str] = field(default_factory=set)
+    trust_declined: set[str] = field(default_factory=set)
+    held_back_told: set[str] = field(default_factory=set)
+
+
 class NotebookAgent:
     """The `%%fuxi` state of one shell: defaults, the conversation, the records."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: Any, kept: KernelMemory | None = None) -> None:
         from .kernel_mcp import KernelServers
         from .kernel_tools import KernelContext
+        from .live_notebook import LiveNotebook
 
         self.shell = shell
         self.defaults: dict[str, Any] = {}
@@ -77,18 +93,28 @@ class NotebookAgent:
         self.session: Session | None = None
         self.context = KernelContext(shell)
         self.mcp = KernelServers()
+        #: the notebook as the browser has it, when the frontend extension answers
+        self.live = LiveNotebook(shell)
+        kept = kept or KernelMemory()
         #: the plans (by digest) the user let replay: a record whose calls differ asks again
-        self.replay_consented: set[str] = set()
+        self.replay_consented: set[str] = set(kept.replay_consented)
         #: fingerprints of project settings the user chose not to trust (asked once)
-        self.trust_declined: set[str] = set()
+        self.trust_declined: set[str] = set(kept.trust_declined)
         #: fingerprints of held-back settings the cells already listed in full
-        self.held_back_told: set[str] = set()
+        self.held_back_told: set[str] = set(kept.held_back_told)
         self.runs = 0
         self.turns = 0
         #: a %%fuxi cell is running (its code cannot start another, nor change the policy)
         self.running = False
         #: this cell's replay planners, by the settings they plan under
         self._planners: dict[str, Callable[[SessionRecord], ReplayPlan]] = {}
+        #: the record output the running cell shows until it ends (`_keep_record_shown`)
+        self._kept: _Output | None = None
+
+    def memory(self) -> KernelMemory:
+        """What `%reload_ext` hands to the next agent of this kernel."""
+        return KernelMemory(set(self.replay_consented), set(self.trust_declined),
+                            set(self.held_back_told))
 
     @property
     def last_cell_id(self) -> str | None:
@@ -320,10 +346,15 @@ class NotebookAgent:
             raise UsageError("%%fuxi: a %%fuxi cell is running already; code it runs cannot "
                              "start another one")
         self.running = True
+        redaction = _redaction(self.shell)
+        if redaction is not None:  # the kernel stays "busy" while a card waits
+            redaction.set_running(self.shell.kernel.get_parent())
         try:
             return await self._run_cell(line, body)
         finally:
             self.running = False
+            if redaction is not None:
+                redaction.set_running(None)
 
     async def _run_cell(self, line: str, body: str) -> FuxiRun:
         body = body.strip("\n")
@@ -336,24 +367,35 @@ class NotebookAgent:
         if not body.strip():
             raise UsageError("%%fuxi: the cell body is the prompt; write what the agent "
                              "should do, e.g. '%%fuxi\\nSummarise df'")
-        renderer = _renderer(detect_frontend(self.shell))
+        frontend = detect_frontend(self.shell)
+        renderer = _renderer(frontend)
         options = self._options(args)
         key = (str(Path(options.cwd or os.getcwd()).resolve()),)
         model = options.model if isinstance(options.model, str) else None
+        self.identity.use_live(await self.live.document(self.identity.raw_path())
+                               if frontend == "lab" else None)
         cell = self.identity.cell(line, body, explicit=args.cell_id)
         try:
             plan = self.conversations.plan(cell=cell, new=args.new, resume=args.resume,
                                            fork=args.fork, key=key,
-                                           model=model_name(model))
+                                           model=model_name(model),
+                                           cwd_option=args.settings().get("cwd"))
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
         if plan.source != "kernel":  # `%fuxi` counts the runs of this conversation
             self.runs = self.turns = 0
+        figures = self._missing_figures(cell, plan)
+        renderer = _Told(renderer, self.live, _sent_cell_id(self.shell),
+                         after_card=self._show_kept)
+        self._kept = self._keep_record_shown(cell) if frontend == "lab" else None
         replay, why_live = await self._replay_or_live(mode, cell, plan, args, body, renderer)
-        told = self.identity.take_notes()  # rare, said once: also where headless runs see it
+        # rare, said once: also where headless runs see it
+        told = self.live.take_notes() + self.identity.take_notes()
         for note in told:
             print(note, file=sys.stderr)
-        notes = told + [f"fuxi: {n}" for n in (plan.note, why_live) if n]
+        if replay is None and (warning := unknown_model_warning(options.model)):
+            print(warning, file=sys.stderr)
+        notes = told + [f"fuxi: {n}" for n in (plan.note, why_live, figures) if n]
         if replay is not None:
             return await self._replay(replay, mode, cell, plan, args, body, renderer, notes,
                                       key)
@@ -378,10 +420,10 @@ class NotebookAgent:
                 return None, None
             raise UsageError(f"%%fuxi: cell {cell.cell_id} has no recorded run to replay and "
                              "no API key is set: set ANTHROPIC_API_KEY to run it live")
-        why = why_not_replayable(record, prompt=body, options=args.settings(),
-                                 parent=plan.parent, secrets=secrets())
-        if why is None and record.cell_id != cell.cell_id:
-            why = f"its record belongs to cell {record.cell_id} (a copy?)"
+        why = (f"its record belongs to cell {record.cell_id} (a copy?)"
+               if record.cell_id != cell.cell_id else None)
+        why = why or why_not_replayable(record, prompt=body, options=args.settings(),
+                                        parent=plan.parent, secrets=secrets())
         if why is not None:
             if key and mode.mode != "strict":
                 return None, f"not replayed ({why}); running it live"
@@ -481,13 +523,64 @@ class NotebookAgent:
                     declared.setdefault(alias, declared[name])
         return declared, session.cwd
 
-    def _refuse(self, cell: CellIdentity, why: str) -> None:
-        """Keep what the cell had (its saved outputs), then one clear line."""
+    def _missing_figures(self, cell: CellIdentity, plan: ConversationPlan) -> str | None:
+        """What a record this cell uses refers to and the notebook no longer shows (its
+        outputs were cleared or stripped), in one line; None when nothing is missing."""
+        from ..sessions.history import missing_figures
+
+        own, _ = self.conversations.recorded(cell)
+        records = [*plan.ancestors, *([own] if own is not None else [])]
+        outputs = self.conversations.outputs_of(records)
+        gone = [(record.cell_id, len(found)) for record in records
+                if (found := missing_figures(record, outputs.get(record.cell_id, [])))]
+        if not gone:
+            return None
+        cells = ", ".join(f"cell {cell_id} ({count})" for cell_id, count in gone)
+        return (f"figures the records refer to are no longer in the notebook (outputs "
+                f"cleared): {cells}; the conversation has a note in their place, and a "
+                "replay draws them again")
+
+    def _keep_record_shown(self, cell: CellIdentity) -> _Output | None:
+        """A cell that runs again first shows the record it has, so the live document
+        never lacks it (Jupyter cleared the outputs when the cell started; autosave could
+        write the notebook while a card waits). The final outputs replace it. Returns the
+        output shown (shown again after a card that clears the cell), or None."""
+        from ..sessions.record import record_to_output
+
+        record, _ = self.conversations.recorded(cell)
+        if record is None:
+            return None
+        data, metadata = record_to_output(
+            record, volatile=self.conversations.volatile_of(record.cell_id, cell))
+        data["text/markdown"] = (f"*fuxi: the recorded run of this cell ({data['text/plain']})"
+                                 " is kept here until this run replaces it*")
+        self._show_kept((data, metadata))
+        return data, metadata
+
+    def _show_kept(self, kept: _Output | None = None) -> None:
         from .kernel_capture import publish
 
-        for output in cell.saved.outputs if cell.saved is not None else ():
-            if isinstance(output.get("data"), dict):
-                publish(self.shell, dict(output["data"]), dict(output.get("metadata") or {}))
+        kept = kept or self._kept
+        if kept is not None:
+            publish(self.shell, *kept)
+
+    def _refuse(self, cell: CellIdentity, why: str) -> None:
+        """Keep what the cell had (its saved outputs, or the record it showed while it
+        ran), then one clear line."""
+        from IPython.display import clear_output
+
+        from .kernel_capture import publish
+        from .outputs import saved_bundle
+
+        saved = [o for o in (cell.saved.outputs if cell.saved is not None else ())
+                 if isinstance(o.get("data"), dict)]
+        if self._kept is not None:
+            clear_output(wait=True)  # what follows replaces the record shown meanwhile
+            if not any(RECORD_MIME in o["data"] for o in saved):
+                saved = []
+                self._show_kept()
+        for output in saved:  # as shown, not as the file keeps text (a list of lines)
+            publish(self.shell, saved_bundle(output["data"]), dict(output.get("metadata") or {}))
         raise UsageError(f"%%fuxi: {why}")
 
     async def _replay(self, replay: ReplayPlan, mode: ReplayMode, cell: CellIdentity,
@@ -517,12 +610,16 @@ class NotebookAgent:
         answer_from_record(session, record)  # what its tools declare is not run again
         told = self._held_back_notes(session)
         self._guard(session)
+        if isinstance(renderer, _Told):
+            renderer._kind_of = session.kind
         approvals.policy = session.permissions.not_allowed
+        approvals.kind_of = session.kind
         watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
         volatile = self.conversations.volatile_of(record.cell_id, cell)
         replay = ReplayCell(session, renderer, record, mode=mode.mode, approvals=approvals,
                             watch=watch, notes=notes, volatile=volatile,
                             context=self._context(args, body), shell=self.shell)
+        replay.redraw = self._kept is not None
         try:
             run = await replay.play(body)
         finally:  # the conversation goes on from the record, not from the re-run
@@ -559,9 +656,13 @@ class NotebookAgent:
             raise UsageError(f"%%fuxi: {error}") from None
         told = self._held_back_notes(session)
         self._guard(session)
+        renderer.kind_of = session.kind  # cards and the view name each call's declared kind
+        if isinstance(renderer, _Told):
+            renderer._kind_of = session.kind
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
                         options=args.settings(), context=self._context(args, body),
-                        notes=notes, shell=self.shell)
+                        notes=notes, shell=self.shell,
+                        replaces=cell.saved.metadata_digest if cell.saved else None)
         try:
             run = await live.play(body)
         finally:
@@ -570,6 +671,8 @@ class NotebookAgent:
             if live.record is not None:
                 self._keep(session, live.record, live.published.outputs, session.snapshot(),
                            key, (live.final.metadata if live.final else {}).get("fuxi"))
+            if live.last_run is not None:  # interrupted too: `_fuxi` is this cell's run
+                self.shell.user_ns["_fuxi"] = live.last_run
         self._ran(run)
         if problem:
             raise UsageError(f"{problem}.")
@@ -588,6 +691,73 @@ class NotebookAgent:
         self.shell.user_ns["_fuxi"] = run
         self.runs += 1
         self.turns += turns_taken(run.result.subtype, run.result.num_turns)
+
+
+def _redaction(shell: Any) -> Any:
+    """The kernel's OutputRedaction (notebook/output_redaction.py), if installed."""
+    from .output_redaction import OutputRedaction
+
+    kernel = getattr(shell, "kernel", None)
+    send = getattr(getattr(kernel, "session", None), "send", None)
+    owner = getattr(send, "__self__", None)
+    return owner if isinstance(owner, OutputRedaction) else None
+
+
+def _sent_cell_id(shell: Any) -> str | None:
+    """The cell id the frontend sent with this execution (the extension's own names)."""
+    kernel = getattr(shell, "kernel", None)
+    parent = kernel.get_parent() if kernel is not None else None
+    cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
+    return cell_id if isinstance(cell_id, str) else None
+
+
+class _Told:
+    """A renderer that tells the frontend extension while one of its cards waits (so an
+    off-screen card marks the notebook's tab); everything else goes to the renderer."""
+
+    def __init__(self, renderer: Renderer, live: Any, cell_id: str | None, *,
+                 after_card: Callable[[], None]) -> None:
+        self._renderer, self._live, self._cell = renderer, live, cell_id
+        #: a yes/no card clears the cell when it goes: the record is shown again
+        self._after_card = after_card
+        #: the declared kind of a tool, once the cell's session exists ("ask": a question)
+        self._kind_of: Callable[[str], str | None] = lambda _name: None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._renderer, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._renderer, name, value)
+
+    @contextlib.asynccontextmanager
+    async def _waiting(self, kind: str) -> Any:
+        self._live.tell("waiting", self._cell, kind=kind)
+        try:
+            yield
+        finally:
+            self._live.tell("answered", self._cell)
+
+    async def ask(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        kind = "question" if self._kind_of(tool_name) == "ask" else "approval"
+        async with self._waiting(kind):
+            return await self._renderer.ask(tool_name, tool_input, context)
+
+    async def confirm_replay(self, consent: Any) -> bool:
+        try:
+            async with self._waiting("replay"):
+                return await self._renderer.confirm_replay(consent)
+        finally:
+            self._after_card()
+
+    async def confirm_trust(self, summary: str) -> bool:
+        try:
+            async with self._waiting("trust"):
+                return await self._renderer.confirm_trust(summary)
+        finally:
+            self._after_card()
 
 
 def _session(options: FuxiAgentOptions, **kwargs: Any) -> Session:

@@ -5,7 +5,11 @@
   (for a session, its last recorded cell), rebuilt from the records.
 - otherwise the conversation this kernel is having; in a kernel that has run no `%%fuxi`
   cell yet (after a restart, or a colleague opening the notebook), the one saved in the
-  notebook: the chain of `parent` links from the nearest recorded cell above this one.
+  notebook: the chain of `parent` links from the nearest recorded cell above this one (in
+  the live notebook when the frontend extension answers; a cell the saved file does not
+  have yet continues the file's last conversation). It must have run in the same working
+  folder (the same `--cwd` as written), as in a running kernel; the cell says which cell
+  it continues, or why not.
 - `--fork` takes any of these into a new session id; the original branch stays as it is.
 
 Conversations rebuilt from records never get back "Always allow" rules: a record is data
@@ -55,6 +59,16 @@ class _Remembered:
     volatile: Mapping[str, Any] = field(default_factory=dict)
 
 
+def _other_folder(record: SessionRecord, cwd_option: str | None) -> str | None:
+    """How the folder `record` ran in differs from this cell's ("ran with --cwd repo"), or
+    None if it is the same: the same `--cwd` as written (a notebook copied or opened on
+    another machine has other absolute folders; relative to it, they are the same)."""
+    written = record.options.get("cwd")
+    if (written or None) != (cwd_option or None):
+        return f"ran with --cwd {written}" if written else "ran without --cwd"
+    return None
+
+
 class Conversations:
     """The kernel's conversation and its records (see the module docstring)."""
 
@@ -73,7 +87,8 @@ class Conversations:
         self.from_notebook = False
 
     def plan(self, *, cell: CellIdentity, new: bool, resume: str | None, fork: bool,
-             key: tuple[Any, ...], model: str | None = None) -> ConversationPlan:
+             key: tuple[Any, ...], model: str | None = None,
+             cwd_option: str | None = None) -> ConversationPlan:
         """The conversation `cell` continues. Raises ConfigurationError (with why).
 
         A conversation does not depend on the model: another `model` continues it (the
@@ -96,7 +111,7 @@ class Conversations:
                 plan.note = (f"continuing this conversation with {model} (it was {was}); "
                              "--new starts a fresh one")
         elif self.from_notebook:
-            plan = self._from_notebook(cell)
+            plan = self._from_notebook(cell, key, cwd_option)
         else:
             plan = ConversationPlan(Conversation(id=session_id_for("new", cell.cell_id)),
                                     None, "new")
@@ -119,14 +134,26 @@ class Conversations:
                                 note=f"resuming after cell {last} ({len(chain)} recorded "
                                      f"cell(s), session {conversation.id[:8]})")
 
-    def _from_notebook(self, cell: CellIdentity) -> ConversationPlan:
+    def _from_notebook(self, cell: CellIdentity, key: tuple[Any, ...],
+                       cwd_option: str | None) -> ConversationPlan:
         notebook = self.identity.saved(needed_for="continuing the saved conversation")
         new = ConversationPlan(Conversation(id=session_id_for("new", cell.cell_id)), None,
                                "new")
-        if notebook is None or cell.position is None:
+        if notebook is None:
             return new
-        above = notebook.recorded_above(cell.position)
-        if above is None or above.key is None:
+        if cell.position is not None:
+            above, where = notebook.recorded_above(cell.position), "above this one"
+        else:  # not in the saved file yet (a new cell): the file's last conversation
+            recorded = [c for c in notebook.cells if c.record is not None]
+            above, where = (recorded[-1] if recorded else None), "in the saved notebook"
+        if above is None or above.key is None or above.record is None:
+            if any(c.record is not None for c in notebook.cells):
+                new.note = f"a new conversation: no recorded cell {where}"
+            return new
+        elsewhere = _other_folder(above.record, cwd_option)
+        if elsewhere:
+            new.note = (f"a new conversation: cell {above.key} {where} {elsewhere}, this "
+                        f"cell runs in {key[0]}; --resume {above.key} continues it there")
             return new
         chain = self.chain(above.key)
         return ConversationPlan(self._rebuilt(chain), above.key, "notebook", ancestors=chain,
@@ -143,7 +170,13 @@ class Conversations:
         if notebook is not None:
             cells = [(c.key, c.record.session_id) for c in notebook.cells
                      if c.record is not None and c.key] + cells
-        if len(wanted) >= 4:
+        if len(wanted) >= 4:  # a prefix: of a cell id (`%fuxi sessions`), else of a session id
+            by_cell = {key for key, _ in cells if key.startswith(wanted)}
+            if len(by_cell) == 1:
+                return by_cell.pop()
+            if len(by_cell) > 1:
+                raise ConfigurationError(f"--resume {wanted}: the prefix matches "
+                                         f"{len(by_cell)} cells; give more of the id")
             matches = [key for key, sid in cells if sid.startswith(wanted)]
             if matches:
                 return matches[-1]

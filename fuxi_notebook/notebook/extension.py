@@ -50,7 +50,11 @@ async def run_fuxi_cell(line: str, body: str) -> None:
                          "called the agent itself); nothing ran. A %%fuxi cell runs only "
                          "as the frontend sent it: run the cell itself, or %reload_ext "
                          "fuxi_notebook if an input transformer was added.")
-    await agent_for(shell).run_cell(line, body)
+    agent = agent_for(shell)
+    preload = getattr(shell.magics_manager.registry.get("FuxiMagics"), "_preload", None)
+    if preload is not None:  # its imports done before the cell seals the package's code
+        preload.join()  # (a module half imported changes under the seal) and runs
+    await agent.run_cell(line, body)
 
 
 def transform_fuxi_cell(lines: list[str]) -> list[str]:
@@ -86,13 +90,17 @@ class FuxiMagics(Magics):
     """`%%fuxi` and `%fuxi`; holds the shell's NotebookAgent."""
 
     _agent: Any = None
+    #: what the agent this kernel had before `%reload_ext` hands on (see KernelMemory)
+    _kept: Any = None
+    #: the background import of the agent's modules (the first cell waits for it)
+    _preload: Any = None
 
     @property
     def agent(self) -> Any:
         if self._agent is None:
             from .controller import NotebookAgent
 
-            self._agent = NotebookAgent(self.shell)
+            self._agent = NotebookAgent(self.shell, kept=self._kept)
         return self._agent
 
     @cell_magic("fuxi")
@@ -111,8 +119,10 @@ class FuxiMagics(Magics):
                    [--replay [off|lenient|strict]] [--id ID]
             <prompt>
 
-        Consecutive cells continue one conversation, also after a kernel restart (from
-        the records saved in the notebook); `--new` starts a fresh one, `--resume ID`
+        Consecutive cells continue one conversation. After a kernel restart a cell
+        continues the nearest recorded cell above it (a cell not saved yet: the saved
+        notebook's last conversation) if it ran in the same working folder; the cell
+        says which it continues, or why it starts anew. `--new` starts a fresh one, `--resume ID`
         continues after any recorded cell (or the last cell of a session), `--fork`
         continues in a new session and leaves the original branch as it is. RULES are
         comma-separated permission rules. `--mcp-config` names MCP servers (inline JSON,
@@ -440,11 +450,16 @@ def load_ipython_extension(shell: Any) -> None:
     transformers = shell.input_transformers_cleanup
     if transform_fuxi_cell not in transformers:
         transformers.insert(0, transform_fuxi_cell)
+    before = shell.magics_manager.registry.get("FuxiMagics")
     shell.register_magics(FuxiMagics)
+    if before is not None:  # `%reload_ext`: one consent per notebook and kernel
+        shell.magics_manager.registry["FuxiMagics"]._kept = before._kept
     if os.environ.get("FUXI_PRELOAD", "1") != "0":
         import threading
 
-        threading.Thread(target=_preload, name="fuxi-preload", daemon=True).start()
+        preload = threading.Thread(target=_preload, name="fuxi-preload", daemon=True)
+        shell.magics_manager.registry["FuxiMagics"]._preload = preload
+        preload.start()
 
 
 def unload_ipython_extension(shell: Any) -> None:
@@ -453,4 +468,7 @@ def unload_ipython_extension(shell: Any) -> None:
         shell.input_transformers_cleanup.remove(transform_fuxi_cell)
     magics = shell.magics_manager.registry.get("FuxiMagics")
     if magics is not None:
+        if magics._agent is not None:  # a reload keeps what the user told this kernel
+            magics._kept = magics._agent.memory()
+            magics._agent.live.close()
         magics._agent = None

@@ -8,6 +8,7 @@ partial run and re-raises (as a one-line `CellStopped`), so queued cells are abo
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from ..agent.compacting import added_messages
@@ -35,6 +36,10 @@ class Approvals:
     def __init__(self, renderer: Renderer) -> None:
         self.renderer = renderer
         self.records: list[dict[str, Any]] = []
+        #: the declared kind of a tool (the cell's session sets it): a question's answers
+        #: are recorded with its decision
+        self.kind_of: Callable[[str], str | None] = lambda name: (
+            "ask" if name == "AskUserQuestion" else None)
 
     async def decide(self, tool_name: str, tool_input: dict[str, Any],
                      context: ToolPermissionContext) -> PermissionResult:
@@ -42,7 +47,7 @@ class Approvals:
         # "Always allow" adds what the tool declares (the engine's suggestion), nothing else
         updates = list(context.suggestions) if verdict == "always" else []
         rule = next((str(r) for u in updates for r in u.rules or []), None)
-        answers = (updated or {}).get("answers") if tool_name == "AskUserQuestion" else None
+        answers = (updated or {}).get("answers") if self.kind_of(tool_name) == "ask" else None
         self.records.append({"tool_use_id": context.tool_use_id or "", "tool_name": tool_name,
                              "decision": {"always": "always_allow"}.get(verdict, verdict),
                              "source": "user", "reason": reason,
@@ -58,12 +63,19 @@ class LiveCell:
 
     def __init__(self, session: Session, renderer: Renderer, approvals: Approvals | None, *,
                  cell_id: str, parent: str | None, options: dict[str, Any],
-                 context: str, notes: list[str], shell: Any) -> None:
+                 context: str, notes: list[str], shell: Any,
+                 replaces: str | None = None) -> None:
         self.session, self.renderer, self.approvals = session, renderer, approvals
+        #: the digest of the record the cell's metadata holds (see sessions/cell_record.py)
+        self.replaces = replaces
+        #: the run as it ended (also when interrupted: `_fuxi` is this cell's partial run)
+        self.last_run: FuxiRun | None = None
         self.cell_id, self.parent, self.options = cell_id, parent, options
         self.context, self.notes, self.shell = context, notes, shell
         self.run = Run(session)
         self.result: ResultMessage | None = None
+        if approvals is not None:
+            approvals.kind_of = session.kind
         self.published = PublishedOutputs(shell, hold=renderer.holds_outputs,
                                           on_output=renderer.output_coming)
         self.run.on_progress = renderer.progress
@@ -136,10 +148,12 @@ class LiveCell:
             shown_images=self.published.image_digests(),
             shown_outputs=self.published.counts(),
             cell_cost_usd=self.session.usage.cost_since(self.run.usage_at_start))
+        segments = _replacing(segments, self.replaces)
         self.final = FinalOutputs(segments, self.notes, self.published).with_notes()
         self.record = record
         self.renderer.finish(self.final)
-        return FuxiRun(result=self.result, record=record, cell_id=self.cell_id)
+        self.last_run = FuxiRun(result=self.result, record=record, cell_id=self.cell_id)
+        return self.last_run
 
     def _approvals(self) -> list[dict[str, Any]]:
         records = list(self.approvals.records) if self.approvals else []
@@ -150,6 +164,20 @@ class LiveCell:
                                 "tool_name": denial["tool_name"], "decision": "deny",
                                 "source": "policy"})
         return records
+
+
+def _replacing(segments: list[Any], replaces: str | None) -> list[Any]:
+    """The record output says which metadata record it replaces, when it differs from it:
+    a frontend that cannot write metadata (VS Code, `jupyter execute`) saves the new
+    output next to the old metadata, and the reader takes the output (cell_record.py)."""
+    from ..sessions.cell_record import record_digest
+    from ..sessions.record import RECORD_MIME
+
+    data, metadata, of = segments[-1]
+    if replaces is None or record_digest(data.get(RECORD_MIME)) == replaces:
+        return segments
+    fuxi = {**(metadata.get("fuxi") or {}), "replaces": replaces}
+    return [*segments[:-1], (data, {**metadata, "fuxi": fuxi}, of)]
 
 
 #: How the model should tell the user to allow a tool, in the magic's own terms. The same

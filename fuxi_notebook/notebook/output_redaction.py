@@ -11,6 +11,13 @@ next chunk of that stream (each one extends the wait), for the cell's end, or fo
 `HOLD_SECONDS` without a chunk, whichever comes first.
 
 Images and other binary payloads pass unchanged (`kernel_capture.safe_bundle`).
+
+The same place keeps the kernel's status honest while a `%%fuxi` cell waits: JupyterLab
+(≥ 4.4) sends widget clicks and state over kernel subshells, each of which ends with a
+`status: idle`, and JupyterLab shows the last status it saw, so the status bar said "Idle"
+while the cell waited on a card; so does the subshell's creation (a control request). While
+a cell runs (`set_running`), an idle for any other request is followed by a `busy` for
+that cell.
 """
 
 from __future__ import annotations
@@ -35,6 +42,13 @@ class OutputRedaction:
         self._send = session.send
         self._held: dict[tuple[str, str], _Held] = {}
         self._lock = threading.RLock()
+        #: the request of the `%%fuxi` cell now running (`set_running`), if any
+        self.running: dict[str, Any] | None = None
+
+    def set_running(self, request: dict[str, Any] | None) -> None:
+        """The `%%fuxi` cell whose request stays "busy" until it ends (None: it ended)."""
+        with self._lock:
+            self.running = request
 
     def install(self) -> None:
         self.session.send = self.send
@@ -49,6 +63,14 @@ class OutputRedaction:
         if kind == "status" and isinstance(body, dict) and body.get(
                 "execution_state") == "idle":
             self._release(_parent_id(message, parent))  # a cell's outputs end before it does
+            with self._lock:  # not interleaved with `set_running`: busy never comes last
+                running = self.running
+                if running is not None and _parent_id(message, parent) != _parent_id(
+                        None, running):
+                    sent = self._send(stream, msg_or_type, content, parent, ident, *args,
+                                      **kwargs)
+                    self._send(stream, "status", {"execution_state": "busy"}, running, ident)
+                    return sent
         if not isinstance(body, dict):
             return self._send(stream, msg_or_type, content, parent, ident, *args, **kwargs)
         if kind == "stream":

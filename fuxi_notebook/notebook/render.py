@@ -41,7 +41,7 @@ from ..types import (
     UserMessage,
 )
 from .cellrun import FinalOutputs
-from .view import LiveView, ToolCard, boundary_line, tool_summary
+from .view import KindOf, LiveView, ToolCard, boundary_line, tool_summary
 
 if TYPE_CHECKING:
     from .replay_consent import ReplayConsent
@@ -65,6 +65,9 @@ class Renderer(Protocol):
     holds_outputs: bool
     view: LiveView
     cwd: Path | None  # the session's working directory: cards resolve paths against it
+    #: the declared kind of a tool (the session's `kind`): a question (`ask`) waits for an
+    #: answer, anything else for an approval. Unset: the built-in tools' declarations.
+    kind_of: KindOf | None
 
     def start(self, prompt: str, notes: list[str]) -> None: ...
 
@@ -89,6 +92,20 @@ class Renderer(Protocol):
 def always_adds(context: ToolPermissionContext) -> str:
     """The rule text "Always allow" would add (from the tool's declaration), or ""."""
     return "; ".join(str(rule) for update in context.suggestions for rule in update.rules or [])
+
+
+class _Kinds:
+    """`kind_of` of a renderer: kept by its view, which names each card's kind."""
+
+    view: LiveView
+
+    @property
+    def kind_of(self) -> KindOf | None:
+        return self.view.kind_of
+
+    @kind_of.setter
+    def kind_of(self, kind_of: KindOf | None) -> None:
+        self.view.kind_of = kind_of
 
 
 def show_final(final: FinalOutputs, *, republish: bool) -> None:
@@ -153,7 +170,7 @@ class _Display:
     drawn: tuple[str, str] | None = None
 
 
-class LiveRenderer:
+class LiveRenderer(_Kinds):
     """JupyterLab / Notebook 7 / VS Code: a live display and approval buttons.
 
     The view is shown in one or more displays: when something of a call is about to
@@ -301,7 +318,9 @@ class LiveRenderer:
         self.view.mark_asking(context.tool_use_id, True)
         self.output_coming(context.tool_use_id)  # the card goes right below its call
         try:
-            answer, _ = await ask_with_buttons(tool_name, tool_input, context, self.cwd)
+            answer, _ = await ask_with_buttons(tool_name, tool_input, context, self.cwd,
+                                               kind=self.view.kind(tool_name))
+            self.view.mark_decided(context.tool_use_id, answer[0])
             return answer
         finally:
             self.view.mark_asking(context.tool_use_id, False)
@@ -321,8 +340,8 @@ class LiveRenderer:
         """The live view, cards and decision lines give way to the final outputs, in the
         order a replay produces them (the transcript records every decision)."""
         self.close()
-        clear_output(wait=False)
-        show_final(final, republish=True)
+        clear_output(wait=True)  # cleared as the first final output arrives: no moment
+        show_final(final, republish=True)  # without the record (see controller)
 
     def close(self) -> None:
         """Nothing live any more: no pending draw, no ticker, no watch thread."""
@@ -332,7 +351,7 @@ class LiveRenderer:
             self._ticker.cancel()
 
 
-class HeadlessRenderer:
+class HeadlessRenderer(_Kinds):
     """No one can click: nothing live, never waits, only the final outputs."""
 
     interactive = False
@@ -373,7 +392,7 @@ class HeadlessRenderer:
         pass  # nothing live
 
 
-class TextRenderer:
+class TextRenderer(_Kinds):
     """Terminal IPython: prints as it streams and asks at the prompt."""
 
     interactive = True
@@ -404,7 +423,8 @@ class TextRenderer:
                                                                 ToolUseBlock):
             block = message.content[0]
             if block.name not in TASK_TOOLS or message.parent_tool_use_id:  # see _result
-                self._line(f"→ {block.name} {tool_summary(block.name, block.input)}")
+                summary = tool_summary(block.name, block.input, self.view.kind(block.name))
+                self._line(f"→ {block.name} {summary}")
         elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
             self._line(f"— {boundary_line(message)} —")
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
@@ -423,7 +443,7 @@ class TextRenderer:
                 self._line(progress_line(list(step.checklist)))
             return
         if own_task:
-            self._line(f"→ {card.name} {tool_summary(card.name, card.input)}")
+            self._line(f"→ {card.name} {tool_summary(card.name, card.input, card.kind)}")
         first = (card.result or "").strip().splitlines()[:3]
         self._line(f"  {card.status}" + "".join(f"\n  │ {line}" for line in first))
 
@@ -441,7 +461,13 @@ class TextRenderer:
 
     async def ask(self, tool_name: str, tool_input: dict[str, Any],
                   context: ToolPermissionContext) -> Answer:
-        if tool_name == "AskUserQuestion":
+        answer = self._ask(tool_name, tool_input, context)
+        self.view.mark_decided(context.tool_use_id, answer[0])
+        return answer
+
+    def _ask(self, tool_name: str, tool_input: dict[str, Any],
+             context: ToolPermissionContext) -> Answer:
+        if self.view.kind(tool_name) == "ask" and isinstance(tool_input.get("questions"), list):
             return self._questions(tool_input)
         detail = tool_input.get("command") or tool_input.get("code") or tool_input
         why = f" ({context.decision_reason})" if context.decision_reason else ""

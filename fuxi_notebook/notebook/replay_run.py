@@ -6,6 +6,11 @@ show what they show, and the rest at the end. That gives the outputs of the reco
 in the same order, with no display updates (nbval compares exactly this). Each tool result
 is compared with the recorded one: a lenient replay notes divergences in the cell and goes
 on; a strict one stops at the first and fails the cell with its diff.
+
+Every replay notes its mode in the record output's metadata (`replayed`). One someone
+watches ends with `Replayed · 0 requests · recorded: …` (and notes `end_line`); a headless
+one keeps the saved `end_line`, so its outputs are the saved ones, whatever ran before
+(outputs.py explains why).
 """
 
 from __future__ import annotations
@@ -124,9 +129,14 @@ class ReplayCell:
         self.mode, self.approvals, self.watch = mode, approvals, watch
         self.notes, self.context, self.shell = notes, context, shell
         self.published = PublishedOutputs(shell, on_output=self._show_through)
-        segments = record_outputs(record, {**volatile, "replayed": mode})
+        renderer.kind_of = session.kind  # a card asked during the replay names its kind
+        # watched, the end line says it was replayed; headless, it stays as it was saved
+        marks = {"end_line": "replayed"} if renderer.interactive else {}
+        segments = record_outputs(record, {**volatile, "replayed": mode, **marks})
         self.final = FinalOutputs(segments, notes, self.published).with_notes()
         self.shown = 0  # segments of the final outputs shown so far
+        #: the cell shows its record until the replay ends: the end redraws the outputs
+        self.redraw = False
         self.result: ResultMessage | None = None
 
     def _show_through(self, call: str | None) -> None:
@@ -142,10 +152,17 @@ class ReplayCell:
         for data, metadata, _ in segments:
             self.published.show(data, metadata)  # the cell's own output, not a tool's
 
+    def _redraw(self) -> None:
+        clear_output(wait=True)  # cleared as the first final output arrives
+        show_final(self.final, republish=True)
+        self.shown = len(self.final.segments)
+
     async def play(self, body: str) -> FuxiRun:
         try:
             return await self._play(body)
         finally:  # also when stopped or diverged: the recorded run is shown whole
+            if self.redraw and self.shown < len(self.final.segments):
+                self._redraw()
             self._show_until(len(self.final.segments))
 
     async def _play(self, body: str) -> FuxiRun:
@@ -161,10 +178,10 @@ class ReplayCell:
         except asyncio.CancelledError:
             raise CellStopped("the replay was interrupted by the user; the recorded run "
                               "is shown above") from None
-        if self.renderer.interactive and self.approvals.asked_live:
-            clear_output(wait=False)  # approval cards asked during the replay
-            show_final(self.final, republish=True)
-            self.shown = len(self.final.segments)
+        if self.renderer.interactive and (self.approvals.asked_live or self.redraw):
+            # approval cards asked during the replay, or the record the cell showed while
+            # it ran (controller._keep_record_shown): the final outputs replace them
+            self._redraw()
         else:
             self._show_until(len(self.final.segments))
         if diverged is not None:

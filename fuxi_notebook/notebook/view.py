@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +27,11 @@ from ..sessions.checklist import (
     tasks_markdown,
     tasks_plain,
 )
-from ..sessions.markdown import escape_math, fence
+from ..sessions.markdown import escape_math, fence, quote
 from ..sessions.transcript import (
+    OUTCOME_MARKS,
+    builtin_kind,
+    call_outcome,
     context_details,
     edit_diff,
     end_words,
@@ -48,7 +52,8 @@ from ..types import (
     UserMessage,
 )
 
-__all__ = ["THUMBNAIL", "LiveView", "ToolCard", "boundary_line", "tool_summary"]
+__all__ = ["THUMBNAIL", "KindOf", "LiveView", "ToolCard", "boundary_line", "tool_summary",
+           "waiting_words"]
 
 _RESULT_PREVIEW_LINES = 20
 _RESULT_PREVIEW_CHARS = 3000
@@ -59,9 +64,20 @@ THUMBNAIL = "fuxi-thumbnail:"
 _THUMBNAIL_WIDTH = 96
 
 
-def tool_summary(name: str, tool_input: dict[str, Any]) -> str:
-    """The most telling input field of a call, on one line (as the transcript shows it)."""
-    return input_summary(name, tool_input)
+def tool_summary(name: str, tool_input: dict[str, Any], kind: str | None = None) -> str:
+    """The most telling input field of a call, on one line (as the transcript shows it);
+    `kind` is its tool's declared kind (None: the built-in tool's of that name)."""
+    return input_summary(name, tool_input, kind)
+
+
+#: (tool name) -> its declared kind, None if unknown (`Session.kind`)
+KindOf = Callable[[str], "str | None"]
+
+
+def waiting_words(kind: str | None) -> str:
+    """What a card waits for: a question (an `ask` tool) for an answer, any other call
+    for an approval."""
+    return "waiting for your answer…" if kind == "ask" else "waiting for approval…"
 
 
 def _images(content: Any) -> list[tuple[str, str]]:
@@ -128,6 +144,17 @@ class ToolCard:
     images: list[tuple[str, str]] = field(default_factory=list)
     thumbnails: list[str] = field(default_factory=list)  # THUMBNAIL keys of `images`
     parent: str | None = None  # the Agent call of the subagent that made this call
+    kind: str | None = None  # its tool's declared kind
+    denied_by: str | None = None  # who denied it: user | policy (None: nobody did)
+    cut_short: bool = False  # the run was interrupted before the call had a result
+
+    @property
+    def outcome(self) -> str | None:
+        """How it ended (`sessions.transcript.call_outcome`), None while it runs."""
+        if self.result is None:
+            return "interrupted" if self.cut_short else None
+        return call_outcome(is_error=self.is_error, result=self.result,
+                            denied_by=self.denied_by, kind=self.kind)
 
     @property
     def task_step(self) -> TaskStep | None:
@@ -139,18 +166,23 @@ class ToolCard:
 
     @property
     def status(self) -> str:
-        if self.result is None:
+        """`running · 3 s`, `waiting for approval…`, `✓ · 0.2 s`, `✗ failed · 1.0 s`,
+        `✗ denied` (it never ran: no time), `✗ interrupted`."""
+        outcome = self.outcome
+        if outcome is None:
             if self.decision == "asking":
-                return "waiting for approval…"
+                return waiting_words(self.kind)
             elapsed = time.monotonic() - self.started
             return f"running · {elapsed:.0f} s" if elapsed >= 1 else "running…"
-        mark = "✗ failed" if self.is_error else "✓"
+        mark = OUTCOME_MARKS[outcome]
+        if outcome in ("denied", "skipped") or self.result is None:
+            return mark
         return f"{mark} · {self.duration or 0:.1f} s"
 
     def markdown(self) -> str:
         """The card as markdown; the header is HTML because `<summary>` does not render
         markdown (a raw `**Write**` would show)."""
-        summary = html.escape(tool_summary(self.name, self.input))
+        summary = html.escape(tool_summary(self.name, self.input, self.kind))
         head = (f"<b>{html.escape(self.name)}</b> <code>{summary}</code> — "
                 f"{html.escape(self.status)}")
         head += "".join(f' <img src="{key}" width="{_THUMBNAIL_WIDTH}" '
@@ -190,7 +222,14 @@ class LiveView:
     figures: int = 0  # images shown in cards so far
     thumbnails: dict[str, tuple[str, str]] = field(default_factory=dict)
     checklist: tuple[ChecklistItem, ...] | None = None  # the last a task call showed
+    #: the declared kind of a tool (`Session.kind`); None: the built-in tools' own
+    kind_of: KindOf | None = None
     _streaming: dict[int, list[str]] = field(default_factory=dict)
+
+    def kind(self, tool_name: str) -> str | None:
+        """The declared kind of `tool_name`, as the session took it."""
+        declared = self.kind_of(tool_name) if self.kind_of is not None else None
+        return declared or builtin_kind(tool_name)
 
     def apply(self, message: Message) -> None:
         """Fold one message in."""
@@ -202,6 +241,7 @@ class LiveView:
             self._tool_results(message)
         elif isinstance(message, ResultMessage):
             self.result = message
+            self._ended(message)
             self.status = self._result_status(message)
         elif isinstance(message, SystemMessage) and message.subtype == "informational":
             self.items.append(["note", str(message.data.get("content", ""))])
@@ -229,7 +269,7 @@ class LiveView:
         for block in message.content:
             if isinstance(block, ToolUseBlock):
                 card = ToolCard(block.id, block.name, block.input,
-                                parent=message.parent_tool_use_id)
+                                parent=message.parent_tool_use_id, kind=self.kind(block.name))
                 self.cards[block.id] = card
                 self.items.append(["tool", card])
             elif isinstance(block, TextBlock) and not self._streamed("text", block.text):
@@ -280,6 +320,25 @@ class LiveView:
             card.started = time.monotonic()
             self.version += 1
 
+    def mark_decided(self, tool_use_id: str | None, verdict: str) -> None:
+        """The user answered a call's card: a denial shows as one ("✗ denied", not as a
+        call that ran and failed)."""
+        card = self.cards.get(tool_use_id or "")
+        if card is not None and verdict == "deny":
+            card.denied_by = "user"
+            self.version += 1
+
+    def _ended(self, result: ResultMessage) -> None:
+        """The run's end tells what the cards could not: which calls a rule or the policy
+        denied, and which an interrupt cut short (they never got a result)."""
+        for denial in result.permission_denials or []:
+            card = self.cards.get(str(denial.get("tool_use_id", "")))
+            if card is not None and card.denied_by is None:
+                card.denied_by = "policy"
+        if (result.terminal_reason or "").startswith("aborted"):
+            for card in self.cards.values():
+                card.cut_short = card.result is None
+
     def _result_status(self, result: ResultMessage) -> str:
         """The final status line: turns, how it ended, tokens, cost and time (`spend`)."""
         from .spend import spend_words
@@ -312,7 +371,7 @@ class LiveView:
             elif kind == "tool":
                 parts.append(value.markdown())
             elif kind == "note":
-                parts.append(f"> {escape_math(value)}")
+                parts.append(quote(escape_math(value)))
             elif kind == "context":
                 parts.append(context_details(value))
         if status and self.checklist:
@@ -347,8 +406,8 @@ class LiveView:
                 parts.append(tasks_plain(value))
             elif kind == "tool":
                 result = f"\n  {(value.result or '')[:500]}" if value.result else ""
-                parts.append(f"[{value.name}] {tool_summary(value.name, value.input)} "
-                             f"({value.status}){result}")
+                summary = tool_summary(value.name, value.input, value.kind)
+                parts.append(f"[{value.name}] {summary} ({value.status}){result}")
             elif value:
                 parts.append(value if kind != "thinking" else f"(thinking) {value[:200]}")
         if status and self.checklist:

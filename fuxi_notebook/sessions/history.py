@@ -180,3 +180,26 @@ def _resolve(block: Any, images: Mapping[str, tuple[str, str]]) -> Any:
         return {"type": "image", "source": {"type": "base64", "media_type": media_type,
                                             "data": data}}
     return block
+
+
+def missing_figures(record: SessionRecord, outputs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The digests of the figures `record` refers to that `outputs` no longer hold (the
+    outputs were cleared or stripped): the conversation gets a note in their place."""
+    shown = images_in_outputs(outputs)
+    missing: list[str] = []
+
+    def visit(block: Any) -> None:
+        if not isinstance(block, dict):
+            return
+        if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+            for inner in block["content"]:
+                visit(inner)
+        source = block.get("source")
+        if block.get("type") == "image" and isinstance(source, dict) and (
+                source.get("type") == OUTPUT_REF) and str(source.get("sha256")) not in shown:
+            missing.append(str(source.get("sha256")))
+
+    for message in record.messages:
+        for block in message.get("content") or [] if isinstance(message, dict) else []:
+            visit(block)
+    return missing

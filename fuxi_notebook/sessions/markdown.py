@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["code_span", "escape_math", "fence"]
+__all__ = ["code_span", "escape_math", "fence", "quote"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
@@ -73,6 +73,12 @@ def _code_spans(line: str) -> list[tuple[int, int]]:
 
 def _escape_plain(text: str) -> str:
     return text.replace("$", "\\\\$")
+
+
+def quote(text: str) -> str:
+    """A blockquote of `text`: every line starts with `>` (a line without it would be a
+    lazy continuation, run into the line above)."""
+    return "\n".join(f"> {line}" if line else ">" for line in text.strip().splitlines()) or ">"
 
 
 def code_span(text: str) -> str:

@@ -1,4 +1,7 @@
-"""The `%%fuxi` cells of a saved notebook (.ipynb) and the session records in their outputs.
+"""The `%%fuxi` cells of a saved notebook (.ipynb) and their session records.
+
+A cell's record is read from its metadata first, its record output second
+(`cell_record.py` says which copy wins when both exist).
 
 Core: plain JSON, no IPython. A kernel reads the file to continue a conversation after a
 restart, to find the record a cell replays and to learn a cell's identity when the frontend
@@ -15,16 +18,17 @@ records are read from the file as last saved, so unsaved runs are not seen after
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
-from .record import MAX_RECORD_BYTES, RECORD_MIME, SessionRecord, load_record
+from .cell_record import METADATA_KEY, cell_record
+from .record import MAX_RECORD_BYTES, SessionRecord, load_record
 
-__all__ = ["MAX_NOTEBOOK_BYTES", "FuxiCell", "SavedNotebook", "read_notebook",
-           "split_fuxi_source"]
+__all__ = ["MAX_NOTEBOOK_BYTES", "FuxiCell", "SavedNotebook", "live_notebook",
+           "read_document", "read_notebook", "split_fuxi_source"]
 
 #: A notebook file bigger than this is not read for sessions.
 MAX_NOTEBOOK_BYTES = 512 * 1024 * 1024
@@ -42,6 +46,11 @@ class FuxiCell:
         problem: why a record output could not be read (malformed, oversized, version).
         outputs: the saved outputs (figures a record refers to live here).
         volatile: the record output's metadata (cost, usage, timings).
+        where: where the record was read ("metadata", "outputs"; see cell_record.py).
+        outputs_cleared: the record is in the metadata only (figures it refers to are
+            gone with the outputs).
+        metadata_digest: the digest of the record in its metadata (a new run of the cell
+            says it replaces it, for frontends that cannot write metadata).
     """
 
     index: int
@@ -52,6 +61,9 @@ class FuxiCell:
     problem: str | None = None
     outputs: tuple[Mapping[str, Any], ...] = ()
     volatile: Mapping[str, Any] = field(default_factory=dict)
+    where: str = ""
+    outputs_cleared: bool = False
+    metadata_digest: str | None = None
 
     @property
     def key(self) -> str | None:
@@ -92,6 +104,13 @@ class SavedNotebook:
                 return cell
         for cell in self.cells:
             if cell.cell_id == key:
+                return cell
+        return None
+
+    def by_nbformat_id(self, cell_id: str) -> FuxiCell | None:
+        """The cell whose nbformat id is `cell_id` (not a record's id)."""
+        for cell in self.cells:
+            if cell.cell_id == cell_id:
                 return cell
         return None
 
@@ -139,6 +158,18 @@ class SavedNotebook:
 def read_notebook(path: str | Path) -> SavedNotebook:
     """The saved notebook at `path`. Raises ConfigurationError with one readable line."""
     path = Path(path).expanduser()
+    raw_cells = read_document(path)["cells"]
+    cells = []
+    for index, raw in enumerate(raw_cells):
+        cell = _fuxi_cell(index, raw)
+        if cell is not None:
+            cells.append(cell)
+    return SavedNotebook(path, cells)
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """A notebook file's JSON (it has a `cells` list). Raises ConfigurationError with one
+    readable line."""
     try:
         size = path.stat().st_size
         if size > MAX_NOTEBOOK_BYTES:
@@ -150,15 +181,9 @@ def read_notebook(path: str | Path) -> SavedNotebook:
                                  ) from None
     except ValueError as exc:
         raise ConfigurationError(f"{path} is not valid notebook JSON: {exc}") from None
-    raw_cells = document.get("cells") if isinstance(document, dict) else None
-    if not isinstance(raw_cells, list):
+    if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise ConfigurationError(f"{path} is not a Jupyter notebook (no 'cells' list)")
-    cells = []
-    for index, raw in enumerate(raw_cells):
-        cell = _fuxi_cell(index, raw)
-        if cell is not None:
-            cells.append(cell)
-    return SavedNotebook(path, cells)
+    return document
 
 
 def _text(value: Any) -> str:
@@ -174,16 +199,12 @@ def _fuxi_cell(index: int, raw: Any) -> FuxiCell | None:
     if split is None:
         return None
     outputs = tuple(o for o in raw.get("outputs") or [] if isinstance(o, dict))
-    record, problem, volatile = None, None, {}
-    for output in outputs:
-        data = output.get("data")
-        if isinstance(data, dict) and RECORD_MIME in data:
-            record, problem = _load(data[RECORD_MIME])
-            metadata = output.get("metadata")
-            fuxi = metadata.get("fuxi") if isinstance(metadata, dict) else None
-            volatile = fuxi if isinstance(fuxi, dict) else {}
+    held = cell_record(raw)
+    record, problem = (None, held.problem) if held.data is None else _load(held.data)
     cell_id = raw.get("id") if isinstance(raw.get("id"), str) else None
-    return FuxiCell(index, cell_id, split[0], split[1], record, problem, outputs, volatile)
+    return FuxiCell(index, cell_id, split[0], split[1], record, problem, outputs,
+                    dict(held.volatile), held.where, held.outputs_cleared,
+                    held.metadata_digest)
 
 
 def _load(data: Any) -> tuple[SessionRecord | None, str | None]:
@@ -197,3 +218,32 @@ def _load(data: Any) -> tuple[SessionRecord | None, str | None]:
         return load_record(data), None
     except ConfigurationError as error:
         return None, str(error)
+
+
+def live_notebook(path: Path, cells: Sequence[Mapping[str, Any]],
+                  saved: SavedNotebook | None) -> SavedNotebook:
+    """The `%%fuxi` cells of the notebook as the browser has it (the frontend extension's
+    `cells`: id, cell_type, source, `fuxi` (the metadata record) and `has_record_output`):
+    order, sources and metadata records are the live ones; a record that is only in a
+    saved cell's outputs (a notebook from before the extension: the running cell's own
+    outputs are cleared in the browser already) and the figures records refer to come
+    from the saved file's cell with the same id."""
+    found: list[FuxiCell] = []
+    for index, live in enumerate(cells):
+        on_disk = saved.by_nbformat_id(str(live.get("id"))) if saved is not None else None
+        raw: dict[str, Any] = {"cell_type": live.get("cell_type"), "id": live.get("id"),
+                               "source": live.get("source"),
+                               "metadata": {METADATA_KEY: live["fuxi"]} if live.get("fuxi")
+                               is not None else {}}
+        if live.get("fuxi") is None and on_disk is not None:
+            # not mirrored (a record from before the extension): the saved output's, also
+            # for the running cell, whose outputs the browser has cleared already
+            raw["outputs"] = list(on_disk.outputs)
+        cell = _fuxi_cell(index, raw)
+        if cell is None:
+            continue
+        if on_disk is not None:  # figures the record refers to are in the saved outputs
+            cell = replace(cell, outputs=on_disk.outputs,
+                           outputs_cleared=cell.outputs_cleared and not on_disk.outputs)
+        found.append(cell)
+    return SavedNotebook(path, found)

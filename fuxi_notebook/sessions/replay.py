@@ -88,6 +88,10 @@ class RecordedApprovals:
         for approval in approvals:
             self._by_id.setdefault(approval.tool_use_id, approval)
         self.fallback = fallback
+        #: the declared kind of a tool (set by the cell from its session): a question
+        #: ("ask") is the user's answer, which the record holds, not an approval
+        self.kind_of: Callable[[str], str | None] = lambda name: (
+            "ask" if name == "AskUserQuestion" else None)
         self.refused: list[str] = []
         self.asked_live = 0
         #: (tool, reason) -> what the engine tells the model when nobody could approve:
@@ -97,7 +101,8 @@ class RecordedApprovals:
     async def __call__(self, tool_name: str, tool_input: dict[str, Any],
                        context: ToolPermissionContext) -> PermissionResult:
         recorded = self._by_id.get(context.tool_use_id or "")
-        problem = self._cannot_reapply(tool_name, recorded, context)
+        problem = self._cannot_reapply(tool_name, recorded, context,
+                                       question=self.kind_of(tool_name) == "ask")
         if recorded is not None and recorded.decision == "deny" and (
                 recorded.source == "policy") and self.policy is not None:
             return PermissionResultDeny(message=self.policy(tool_name,
@@ -113,12 +118,12 @@ class RecordedApprovals:
 
     @staticmethod
     def _cannot_reapply(tool_name: str, recorded: ApprovalRecord | None,
-                        context: ToolPermissionContext) -> str | None:
+                        context: ToolPermissionContext, *, question: bool) -> str | None:
         if recorded is None or recorded.tool_name != tool_name:
             return "the record holds no decision for it"
         if recorded.decision == "deny":
             return None
-        if context.hard_ask and tool_name != "AskUserQuestion":
+        if context.hard_ask and not question:
             why = context.decision_reason or "it always needs the user"
             return f"a recorded approval cannot stand in for the user here ({why})"
         if context.blocked_path:

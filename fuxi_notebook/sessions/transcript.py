@@ -16,21 +16,22 @@ last of them (`checklist.py`).
 from __future__ import annotations
 
 import difflib
+import functools
 import html
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
 from .checklist import TASK_TOOLS, fold_task_steps, task_step, tasks_markdown, tasks_plain
-from .markdown import escape_math, fence
+from .markdown import escape_math, fence, quote
 from .record import OUTPUT_REF, ApprovalRecord, ResultSummary, SessionRecord
 
-__all__ = ["CONTEXT_TITLE", "END_WORDS", "Segment", "compaction_line", "context_details",
-           "edit_diff", "end_words", "input_summary", "render_transcript",
-           "render_transcript_text", "result_text", "transcript_segments", "turns_taken",
-           "turns_words"]
+__all__ = ["CONTEXT_TITLE", "END_WORDS", "OUTCOME_MARKS", "Segment", "builtin_kind",
+           "call_outcome", "compaction_line", "context_details", "edit_diff", "end_words",
+           "input_summary", "interrupted_result", "render_transcript", "render_transcript_text",
+           "result_text", "transcript_segments", "turns_taken", "turns_words"]
 
 #: Input fields that say most about a call, best first.
 _TELLING_FIELDS = ("command", "file_path", "notebook_path", "pattern", "code", "url", "query",
@@ -40,6 +41,48 @@ _SUMMARY_CHARS = 120
 _REMINDER = "<system-reminder>"
 #: how the notebook introduces the kernel context it sends with a prompt
 CONTEXT_TITLE = "Kernel context (what the user's notebook holds now):"
+
+
+#: How a call ended, as the live card, the markdown and the plain transcript all say it
+#: ("skipped": a question (an `ask` tool) the user did not answer).
+OUTCOME_MARKS = {"ok": "✓", "failed": "✗ failed", "denied": "✗ denied", "skipped": "✗ skipped",
+                 "interrupted": "✗ interrupted"}
+#: How the result of a call cut short begins (`agent/tool_calls.py`: `interrupted_results`,
+#: and the calls left after an interrupting denial)
+_INTERRUPTED = ("Not executed: interrupted by the user", "Interrupted by the user after ",
+                "Not executed: the run was interrupted")
+
+
+def interrupted_result(text: str | None) -> bool:
+    """Whether a call's (error) result says an interrupt cut it short."""
+    return isinstance(text, str) and text.lstrip().startswith(_INTERRUPTED)
+
+
+def call_outcome(*, is_error: bool, result: str | None, denied_by: str | None = None,
+                 kind: str | None = None) -> str:
+    """How a call ended: ok | failed | denied | skipped | interrupted (`OUTCOME_MARKS`).
+    `denied_by` is who denied it (user, rule, policy, replay), None if nobody did; `kind`
+    its tool's declared kind (a question the user denied was skipped)."""
+    if denied_by is not None:
+        return "skipped" if kind == "ask" and denied_by == "user" else "denied"
+    if is_error and interrupted_result(result):
+        return "interrupted"
+    return "failed" if is_error else "ok"
+
+
+def builtin_kind(name: str) -> str | None:
+    """The kind the built-in tool called `name` declares (None: no such built-in tool):
+    what a record from before `kinds` existed, or a renderer told nothing, goes by."""
+    return _builtin_kinds().get(name)
+
+
+@functools.cache
+def _builtin_kinds() -> dict[str, str]:
+    """Read once (no module global is rebound: the policy guard watches them)."""
+    from ..tools.base import kind_of
+    from ..tools.builtin import builtin_tools
+
+    return {tool.name: kind_of(tool) for tool in builtin_tools()}
 
 
 #: Characters of a tool result inside a folded markdown card (the record keeps up to
@@ -62,6 +105,14 @@ class _Tool:
     is_error: bool
     shown: tuple[int, ...] = ()  # numbers of the figures it showed below its card
     outputs: int = 0  # outputs it showed below its card (figures and displays)
+    kind: str | None = None  # its tool's declared kind
+
+    @property
+    def outcome(self) -> str:
+        """How it ended (`call_outcome`)."""
+        denial = next((a.source for a in self.approvals if a.decision == "deny"), None)
+        return call_outcome(is_error=self.is_error, result=self.result, denied_by=denial,
+                            kind=self.kind)
 
 
 @dataclass(frozen=True)
@@ -71,6 +122,17 @@ class Segment:
     markdown: str
     text: str
     outputs_of: str | None
+
+
+@dataclass(frozen=True)
+class _End:
+    """The last line: how the run ended, what it spent (`note`), whether this cell's
+    outputs come from a replay, and errors the cell states otherwise (`told`)."""
+
+    result: ResultSummary
+    note: str = ""
+    replayed: bool = False
+    told: tuple[str, ...] = ()
 
 
 #: (kind, payload): kind is prompt | context | text | thinking | user | tool | tasks | end
@@ -92,13 +154,18 @@ def render_transcript_text(record: SessionRecord, *,
     return "\n\n".join(_plain(p) for p in _parts(record, max_result_chars))
 
 
-def transcript_segments(record: SessionRecord, *, end_note: str = "") -> list[Segment]:
+def transcript_segments(record: SessionRecord, *, end_note: str = "", replayed: bool = False,
+                        told: Collection[str] = ()) -> list[Segment]:
     """The transcript cut after each call that showed outputs (`record.shown_outputs`):
     the cell shows each segment, then that call's outputs, then the next segment.
-    `end_note` goes on the last line (what the run spent, which the record leaves out)."""
+    `end_note` goes on the last line (what the run spent, which the record leaves out);
+    with `replayed` that line says the outputs come from a replay, which asked no model
+    (the note is then what the recorded run spent). `told`: errors the cell shows
+    otherwise (an interrupt's error line), left out of the end."""
     segments: list[Segment] = []
-    markdown = _parts(record, FOLDED_RESULT_CHARS, end_note)
-    plain = _parts(record, PLAIN_RESULT_CHARS, end_note)
+    end = _End(record.result, end_note, replayed, tuple(told))
+    markdown = _parts(record, FOLDED_RESULT_CHARS, end)
+    plain = _parts(record, PLAIN_RESULT_CHARS, end)
     start = 0
     for end, (kind, payload) in enumerate(markdown, 1):
         if kind == "tool" and payload.outputs and end < len(markdown):
@@ -115,7 +182,7 @@ def _segment(markdown: list[_Part], plain: list[_Part], outputs_of: str | None) 
 
 # -- the parts, shared by both renderings ---------------------------------------------------
 
-def _parts(record: SessionRecord, cap: int, end_note: str = "") -> list[_Part]:
+def _parts(record: SessionRecord, cap: int, end: _End | None = None) -> list[_Part]:
     results = _results_by_id(record.messages, _Figures())
     approvals = _approvals_by_id(record.approvals)
     parts: list[_Part] = [("prompt", record.prompt)]
@@ -131,7 +198,7 @@ def _parts(record: SessionRecord, cap: int, end_note: str = "") -> list[_Part]:
                 parts.extend(("context", t) for t in _kernel_context(message["content"]))
             continue
         for wire in _blocks(message["content"]):
-            part = _assistant_part(wire, results, approvals, cap)
+            part = _assistant_part(wire, results, approvals, cap, record.kinds)
             if part is not None and part[0] == "tool":
                 outputs = record.shown_outputs.get(part[1].id, 0)
                 part = ("tool", _with_outputs(part[1], outputs))
@@ -144,7 +211,7 @@ def _parts(record: SessionRecord, cap: int, end_note: str = "") -> list[_Part]:
         if tool_use_id not in seen:
             notes = "; ".join(_approval_note(a, str) for a in orphans)
             parts.append(("user", f"{orphans[0].tool_name} call not recorded: {notes}"))
-    parts.append(("end", (record.result, end_note)))
+    parts.append(("end", end or _End(record.result)))
     return fold_task_steps(parts)
 
 
@@ -155,7 +222,8 @@ def _with_outputs(tool: _Tool, outputs: int) -> _Tool:
 
 
 def _assistant_part(wire: dict[str, Any], results: dict[str, _Result],
-                    approvals: dict[str, list[ApprovalRecord]], cap: int) -> _Part | None:
+                    approvals: dict[str, list[ApprovalRecord]], cap: int,
+                    kinds: Mapping[str, str]) -> _Part | None:
     if wire.get("type") == "redacted_thinking":
         return ("thinking", "(redacted by the API)")
     if wire.get("type") == "tool_use" and not _well_formed_call(wire):
@@ -170,7 +238,8 @@ def _assistant_part(wire: dict[str, Any], results: dict[str, _Result],
         if (block.name in TASK_TOOLS and result is not None and not result[1]
                 and not approvals.get(block.id)):  # a plain success: a line, not a card
             return ("task", task_step(block.name, block.input, result[0]))
-        return ("tool", _tool(block, result, approvals.get(block.id, []), cap))
+        kind = kinds.get(block.name) or builtin_kind(block.name)
+        return ("tool", _tool(block, result, approvals.get(block.id, []), cap, kind))
     return None
 
 
@@ -181,21 +250,23 @@ def _well_formed_call(wire: dict[str, Any]) -> bool:
 
 
 def _tool(block: ToolUseBlock, result: _Result | None,
-          approvals: list[ApprovalRecord], cap: int) -> _Tool:
-    summary, detail, lang = _describe_input(block.name, block.input, cap)
+          approvals: list[ApprovalRecord], cap: int, kind: str | None) -> _Tool:
+    summary, detail, lang = _describe_input(block.name, block.input, cap, kind)
     text, is_error, figures = result if result is not None else (None, False, ())
     if text is not None:
         text = _cap(text, cap) if text.strip() else "(no output)"
     return _Tool(id=block.id, name=block.name, summary=summary, detail=detail,
                  detail_lang=lang, approvals=tuple(approvals), result=text,
-                 is_error=is_error, shown=figures)
+                 is_error=is_error, shown=figures, kind=kind)
 
 
-def _describe_input(name: str, tool_input: dict[str, Any], cap: int) -> _Described:
-    """(one-line summary, optional full detail, detail language) for a call's input."""
+def _describe_input(name: str, tool_input: dict[str, Any], cap: int,
+                    kind: str | None = None) -> _Described:
+    """(one-line summary, optional full detail, detail language) for a call's input;
+    `kind` is the tool's declared kind (None: the built-in tool's of that name)."""
     if name in ("Edit", "Write") and isinstance(tool_input.get("file_path"), str):
         return tool_input["file_path"], _cap(edit_diff(name, tool_input), cap), "diff"
-    if name == "AskUserQuestion" and isinstance(tool_input.get("questions"), list):
+    if (kind or builtin_kind(name)) == "ask" and isinstance(tool_input.get("questions"), list):
         return _questions(tool_input)
     for field in _TELLING_FIELDS:
         value = tool_input.get(field)
@@ -224,9 +295,10 @@ def _questions(tool_input: dict[str, Any]) -> _Described:
     return _one_line(first, more=len(questions) > 1), "\n".join(lines) or None, ""
 
 
-def input_summary(name: str, tool_input: dict[str, Any]) -> str:
-    """The most telling part of a call's input, on one line (live view, cards, transcript)."""
-    return _describe_input(name, tool_input, _SUMMARY_CHARS)[0]
+def input_summary(name: str, tool_input: dict[str, Any], kind: str | None = None) -> str:
+    """The most telling part of a call's input, on one line (live view, cards, transcript);
+    `kind` is the tool's declared kind (None: the built-in tool's of that name)."""
+    return _describe_input(name, tool_input, _SUMMARY_CHARS, kind)[0]
 
 
 def edit_diff(name: str, tool_input: dict[str, Any]) -> str:
@@ -347,17 +419,23 @@ _WHO = {"user": "by you", "rule": "by rule", "policy": "by policy", "replay": "o
 
 
 def _failed(tool: _Tool) -> str:
-    """` ✗ failed` for a call that ran and failed; a denial already says what happened."""
-    denied = any(a.decision == "deny" for a in tool.approvals)
-    return " ✗ failed" if tool.is_error and not denied else ""
+    """` ✗ failed` for a call that ran and failed, ` ✗ interrupted` for one an interrupt
+    cut short; a denial already says what happened (its note: `denied by you`)."""
+    outcome = tool.outcome
+    return f" {OUTCOME_MARKS[outcome]}" if outcome in ("failed", "interrupted") else ""
 
 
 def _approval_note(approval: ApprovalRecord, code: Callable[[str], str],
-                   prose: Callable[[str], str] = str) -> str:
-    """E.g. `allowed by you`, `denied by policy: outside the project` (`prose` escapes the
-    reason, which someone else wrote)."""
-    verb = "answered" if approval.answers and approval.decision != "deny" else (
-        _VERBS[approval.decision])
+                   prose: Callable[[str], str] = str, kind: str | None = None) -> str:
+    """E.g. `allowed by you`, `denied by policy: outside the project`, `answered by you`
+    or `skipped by you` for a question (an `ask` tool) (`prose` escapes the reason, which
+    someone else wrote)."""
+    asks = kind == "ask"
+    if approval.decision == "deny":
+        verb = "skipped" if asks and approval.source == "user" else "denied"
+    else:
+        verb = "answered" if approval.answers or (asks and approval.source == "user") else (
+            _VERBS[approval.decision])
     note = f"{verb} {_WHO[approval.source]}"
     if approval.rule and approval.source == "rule":
         note += f" {code(approval.rule)}"
@@ -371,14 +449,14 @@ def _approval_note(approval: ApprovalRecord, code: Callable[[str], str],
 def _markdown(part: _Part) -> str:
     kind, payload = part
     if kind == "prompt":
-        return _quote(escape_math(payload))
+        return quote(escape_math(payload))
     if kind == "text":
         return escape_math(payload.strip())
     if kind == "thinking":
         return (f"<details><summary>Thinking</summary>\n\n{escape_math(payload.strip())}"
                 "\n\n</details>")
     if kind == "user":
-        return _quote(escape_math(payload))
+        return quote(escape_math(payload))
     if kind == "tool":
         return _markdown_tool(payload)
     if kind == "context":
@@ -388,7 +466,7 @@ def _markdown(part: _Part) -> str:
     if kind == "compact":
         return (f"<details><summary>{html.escape(compaction_line(payload))}</summary>\n\n"
                 f"{escape_math(payload.summary.strip())}\n\n</details>")
-    return escape_math(_ending(*payload, bold=True))
+    return escape_math(_ending(payload, bold=True))
 
 
 def compaction_line(done: Any) -> str:
@@ -401,7 +479,7 @@ def compaction_line(done: Any) -> str:
 def _markdown_tool(tool: _Tool) -> str:
     """One folded line: `<summary>` does not render markdown, so the header is HTML."""
     header = f"<b>{html.escape(tool.name)}</b> {_html_code(tool.summary)}"
-    header += "".join(f" ({_approval_note(a, _html_code, html.escape)})"
+    header += "".join(f" ({_approval_note(a, _html_code, html.escape, tool.kind)})"
                       for a in tool.approvals)
     header += html.escape(_failed(tool)) + html.escape(_below(tool))
     lines = []
@@ -436,10 +514,6 @@ def context_details(text: str) -> str:
             f"</summary>\n\n{fence(text, 'text')}\n\n</details>")
 
 
-def _quote(text: str) -> str:
-    return "\n".join(f"> {line}" if line else ">" for line in text.strip().splitlines()) or ">"
-
-
 #: How a run ended, in a user's words (the record keeps the API's subtype).
 END_WORDS = {"success": "", "error_max_turns": "the turn limit was reached",
              "error_max_budget_usd": "the budget was reached",
@@ -465,16 +539,25 @@ def end_words(subtype: str) -> str:
     return END_WORDS.get(subtype, subtype.replace("_", " "))
 
 
-def _ending(result: ResultSummary, note: str = "", *, bold: bool) -> str:
+def _ending(end: _End, *, bold: bool) -> str:
     """`Done · 4 turns`, or `Stopped · the turn limit was reached · 3 turns` with errors;
-    `note` (tokens, cost, time) joins the line."""
+    the note (tokens, cost, time) joins the line. A replay's: `Replayed · 0 requests ·
+    recorded: 4 turns · …` (nothing was asked of a model; the numbers are the recording's)."""
+    result = end.result
     word = "Stopped" if result.is_error else "Done"
     turns = turns_words(result.subtype, result.num_turns)
     why = end_words(result.subtype)
-    line = " · ".join(part for part in (f"**{word}**" if bold else word, why, turns, note)
-                      if part)
-    if result.errors:
-        line += "\n" + "\n".join(f"- {e}" for e in result.errors)
+    if end.replayed:
+        recorded = " · ".join(p for p in ("stopped" if result.is_error else "", why, turns,
+                                            end.note) if p)
+        parts: tuple[str, ...] = ("**Replayed**" if bold else "Replayed", "0 requests",
+                                  f"recorded: {recorded}")
+    else:
+        parts = (f"**{word}**" if bold else word, why, turns, end.note)
+    line = " · ".join(part for part in parts if part)
+    errors = [e for e in result.errors or [] if e not in end.told]
+    if errors:
+        line += "\n" + "\n".join(f"- {e}" for e in errors)
     return line
 
 
@@ -491,14 +574,14 @@ def _plain(part: _Part) -> str:
         "tool": _plain_tool,
         "tasks": tasks_plain,
         "compact": lambda p: f"— {compaction_line(p)} —",
-        "end": lambda p: _ending(*p, bold=False),
+        "end": lambda p: _ending(p, bold=False),
     }
     return render[kind](payload)
 
 
 def _plain_tool(tool: _Tool) -> str:
     header = f"{tool.name}: {tool.summary}"
-    header += "".join(f" ({_approval_note(a, str)})" for a in tool.approvals)
+    header += "".join(f" ({_approval_note(a, str, kind=tool.kind)})" for a in tool.approvals)
     header += _failed(tool) + _below(tool)
     lines = [header]
     if tool.detail:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..models.script import Fault, Step, Turn, turn_events
 from ..models.wire_check import request_problem
+from ..pricing import is_known_model
 from ._api import (
     DEFAULT_CUT_TURN,
     STATUS_FOR_TYPE,
@@ -52,8 +53,9 @@ class FakeMessagesServer:
 
     Usable as `with FakeMessagesServer(steps) as server:` or via `start()` / `stop()`;
     pass `server.url` as the client's `base_url`. Responses name the requested model, as
-    the API does (`model=` fixes one instead). See the module docstring of
-    `fuxi_notebook.models.script` for the step format.
+    the API does (`model=` fixes one instead); `reject_unknown_models=True` refuses the
+    models this version does not know, as the API refuses a model it does not have. See the
+    module docstring of `fuxi_notebook.models.script` for the step format.
     """
 
     def __init__(
@@ -66,8 +68,13 @@ class FakeMessagesServer:
         host: str = "127.0.0.1",
         port: int = 0,
         context_window: int | None = None,
+        reject_unknown_models: bool = False,
     ) -> None:
         self.model = model
+        #: a request for a model this version does not know (`models.known_models`, or a
+        #: dated form) gets the API's 404 `not_found_error` ("model: <id>"), as the real
+        #: API answers a model it does not have; off, every model is served
+        self.reject_unknown_models = reject_unknown_models
         #: a request whose prompt (estimated as `count_tokens` does) is bigger than this
         #: is rejected as the API rejects a prompt over the model's window
         self.context_window = context_window
@@ -319,7 +326,16 @@ class FakeMessagesServer:
         if path == COUNT_TOKENS_PATH:
             with self._lock:
                 self._count_requests.append(body)
+            unknown = self._unknown_model(body)
+            if unknown is not None:
+                return await self._send_error(writer, 404, "not_found_error", unknown)
             return await self._send_json(writer, 200, {"input_tokens": count_tokens(body)})
+        unknown = self._unknown_model(body)
+        if unknown is not None:  # the API refuses the model before it looks at the rest
+            with self._lock:
+                self._requests.append(body)
+                self._errors.append(f"rejected request: {unknown}")
+            return await self._send_error(writer, 404, "not_found_error", unknown)
         problem = request_problem(body, size=len(request.body or b""))
         if problem is not None:  # what the real API rejects, the fake rejects too
             with self._lock:
@@ -335,6 +351,13 @@ class FakeMessagesServer:
             return await self._send_error(writer, 400, "invalid_request_error", too_long)
         step = self._take_step(body, dict(request.headers))
         return await self._respond(self._resolve(step, body), body, writer)
+
+    def _unknown_model(self, body: dict[str, Any]) -> str | None:
+        """The API's message for a model it does not have (`model: <id>`), or None."""
+        model = body.get("model")
+        if not self.reject_unknown_models or not isinstance(model, str):
+            return None  # a missing or malformed model is the wire check's to reject
+        return None if is_known_model(model) else f"model: {model}"
 
     def _over_window(self, body: dict[str, Any]) -> str | None:
         """The API's message for a prompt over the window, or None."""

@@ -1,14 +1,29 @@
-"""A minimal notebook frontend over jupyter_client: runs cells as JupyterLab does.
+"""A minimal notebook frontend over jupyter_client: runs cells as a real frontend does.
 
-Each `execute_request` carries the cell's id (as JupyterLab sends it), outputs are kept the
-way a saved notebook keeps them (display updates and `clear_output` applied, streams
-merged), and approval cards can be answered by clicking their buttons as ipywidgets'
-ButtonView does. Used to record the example notebooks and by tests that need a notebook
-run end to end without a browser.
+Three flavours, each sending what the real one sends:
+
+- "lab": JupyterLab / Notebook 7. Each `execute_request` carries the nbformat cell id
+  (`metadata.cellId`). With `extension=True` (the default) it also does what fuxi's
+  frontend extension does: it answers the kernel's `fuxi.notebook` comm with the live
+  document (`document`, the cells as they are now, saved or not) and copies each record
+  output into its cell's metadata; without it, it closes that comm as JupyterLab closes a
+  comm whose target it does not know.
+- "vscode": vscode-jupyter (src/kernels/execution/cellExecution.ts): `metadata` is
+  `{"cellId": <the cell document's URI>, **<the cell's nbformat metadata>}`, with
+  `stop_on_error: false` and `allow_stdin: true`; before the first cell it runs its
+  start-up code, which sets `__vsc_ipynb_file__` (src/kernels/kernel.ts); no
+  `JPY_SESSION_NAME` (VS Code starts the kernel itself); unknown comms are closed.
+- "nbclient": nbclient, nbval and papermill: no cell id, nothing answers a comm.
+
+Outputs are kept the way a saved notebook keeps them (display updates and `clear_output`
+applied, streams merged), and approval cards can be answered by clicking their buttons as
+ipywidgets' ButtonView does. Used to record the example notebooks and by tests that need
+a notebook run end to end without a browser.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import sys
@@ -20,6 +35,11 @@ from typing import Any
 __all__ = ["Card", "NotebookFrontend"]
 
 
+def json_copy(value: Any) -> Any:
+    """A plain-JSON copy (nbformat nodes become dicts)."""
+    return json.loads(json.dumps(value)) if value is not None else None
+
+
 @dataclass
 class Card:
     """A widget display the kernel showed: its buttons (label -> comm id), text boxes."""
@@ -28,6 +48,8 @@ class Card:
     texts: list[str] = field(default_factory=list)
     #: what the cell displayed since the previous card (a card's own text among it)
     shown: list[str] = field(default_factory=list)
+    #: the cell's outputs (as a saved notebook keeps them) while the card waits
+    outputs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -42,10 +64,15 @@ class NotebookFrontend:
     """One kernel and the notebook cells it runs (see the module docstring)."""
 
     def __init__(self, *, cwd: str, env: dict[str, str] | None = None,
-                 cell_ids: bool = True) -> None:
+                 cell_ids: bool = True, flavor: str | None = None,
+                 extension: bool = True, path: str | None = None) -> None:
         """Args:
             cell_ids: send each cell's id as JupyterLab does (False: as nbclient and nbval,
-                which send none).
+                which send none); `flavor` says it in full ("lab", "vscode", "nbclient").
+            extension: (lab) behave as fuxi's frontend extension does (it describes
+                `document` once that is set: `open`).
+            path: the notebook file (VS Code's `__vsc_ipynb_file__`; the live document's
+                path for the extension).
         """
         from jupyter_client import KernelManager
         from jupyter_client.kernelspec import KernelSpec
@@ -54,8 +81,19 @@ class NotebookFrontend:
         self.km._kernel_spec = KernelSpec(
             argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             display_name="fuxi-frontend", language="python", interrupt_mode="signal")
+        self.flavor = flavor or ("lab" if cell_ids else "nbclient")
+        if self.flavor not in ("lab", "vscode", "nbclient"):
+            raise ValueError(f"unknown frontend flavour {self.flavor!r}")
         self.cwd, self.env = cwd, {**os.environ, **(env or {})}
-        self.cell_ids = cell_ids
+        if self.flavor == "vscode":  # VS Code starts kernels itself, not Jupyter Server
+            self.env.pop("JPY_SESSION_NAME", None)
+        self.cell_ids = self.flavor != "nbclient"
+        self.extension = extension and self.flavor == "lab"
+        self.path = path
+        #: the live notebook (an nbformat notebook) the extension describes to the kernel
+        self.document: Any = None
+        self._comms: set[str] = set()  # the kernel's fuxi.notebook comms answered
+        self._started_up = False
         self.kc: Any = None
         self.count = 0
         self.last_reply: dict[str, Any] = {}  # content of the last execute_reply
@@ -72,6 +110,41 @@ class NotebookFrontend:
         connection: the namespace and the conversation in memory are gone)."""
         self.km.restart_kernel(now=True)
         self.kc.wait_for_ready(timeout=60)
+        self._comms.clear()
+        self._started_up = False
+
+    def open(self, notebook: Any, path: str | None = None) -> NotebookFrontend:
+        """The notebook this frontend shows (its cells are what `execute` runs)."""
+        self.document = notebook
+        self.path = path or self.path
+        return self
+
+    def _start_up(self, timeout: float) -> None:
+        """VS Code's start-up code, run silently before the first cell."""
+        self._started_up = True
+        if self.flavor != "vscode" or not self.path:
+            return
+        code = f"__vsc_ipynb_file__ = {os.path.abspath(self.path)!r}"
+        message = self.kc.session.msg("execute_request", {
+            "code": code, "silent": True, "store_history": False, "user_expressions": {},
+            "allow_stdin": False, "stop_on_error": False})
+        self.kc.shell_channel.send(message)
+        self._reply(message["header"]["msg_id"], timeout)
+
+    def _request_metadata(self, cell: Any) -> dict[str, Any]:
+        if self.flavor == "vscode":
+            index = self._index(cell)
+            path = os.path.abspath(self.path or "Untitled-1.ipynb")
+            uri = f"vscode-notebook-cell:{path}#W{index}sZmlsZQ%3D%3D"
+            return {"cellId": uri, **json_copy(cell.get("metadata") or {})}
+        return {"cellId": cell.get("id"), "deletedCells": [], "recordTiming": False}
+
+    def _index(self, cell: Any) -> int:
+        cells = self.document.cells if self.document is not None else []
+        for index, candidate in enumerate(cells):
+            if candidate is cell:
+                return index
+        return len(cells)
 
     def close(self) -> None:
         if self.kc is not None:
@@ -89,12 +162,14 @@ class NotebookFrontend:
     def execute(self, cell: Any, *, decide: Decide | None = None, timeout: float = 120,
                 counted: bool = True) -> str:
         """Run a code cell (an nbformat cell), setting its outputs; returns the status."""
+        if not self._started_up:
+            self._start_up(timeout)
+        vscode = self.flavor == "vscode"
         content = {"code": cell.source, "silent": False, "store_history": True,
-                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
+                   "user_expressions": {}, "allow_stdin": vscode, "stop_on_error": not vscode}
         message = self.kc.session.msg("execute_request", content)
         if self.cell_ids:
-            message["metadata"] = {"cellId": cell.get("id"), "deletedCells": [],
-                                   "recordTiming": False}
+            message["metadata"] = self._request_metadata(cell)
         self.kc.shell_channel.send(message)
         outputs = _Outputs()
         self._pump(message["header"]["msg_id"], outputs, decide, timeout)
@@ -103,6 +178,10 @@ class NotebookFrontend:
             self.count += 1
             cell.execution_count = self.count
         cell.outputs = outputs.cells()
+        if self.extension:  # the extension copies a record output into the metadata
+            from ..sessions.cell_record import keep_in_metadata
+
+            keep_in_metadata(cell, from_outputs=True)
         return status
 
     def _pump(self, msg_id: str, outputs: _Outputs, decide: Decide | None,
@@ -118,8 +197,12 @@ class NotebookFrontend:
             except queue.Empty:
                 continue
             kind, body = message["header"]["msg_type"], message["content"]
-            if kind == "comm_open":
+            if kind == "comm_open" and body.get("target_name") == "fuxi.notebook":
+                self._fuxi_comm(body)
+            elif kind == "comm_open":
                 _note_widget(card, body)
+            elif kind == "comm_msg" and body.get("comm_id") in self._comms:
+                self._fuxi_request(body)
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
             if kind == "status" and body["execution_state"] == "idle":
@@ -127,6 +210,7 @@ class NotebookFrontend:
             elif kind == "display_data" and "application/vnd.jupyter.widget-view+json" in (
                     body.get("data") or {}):
                 outputs.add(message)
+                card.outputs = json_copy(outputs.items)
                 if decide is not None and card.buttons:
                     self._answer(card, decide)
                 card = Card()
@@ -159,6 +243,38 @@ class NotebookFrontend:
             self._comm(card.texts[0], {"method": "update", "state": {"value": text},
                                        "buffer_paths": []})
         self._comm(card.buttons[label], {"method": "custom", "content": {"event": "click"}})
+
+    def _fuxi_comm(self, body: dict[str, Any]) -> None:
+        """The kernel opened `fuxi.notebook`: the extension says hello; a frontend
+        without it closes the comm (nbclient does nothing)."""
+        comm_id = body["comm_id"]
+        if self.flavor == "nbclient":
+            return
+        if not self.extension or self.document is None:  # nothing to describe
+            self.kc.shell_channel.send(self.kc.session.msg("comm_close", {
+                "comm_id": comm_id, "data": {}}))
+            return
+        self._comms.add(comm_id)
+        self._comm(comm_id, {"event": "hello", "version": 1, "app": "JupyterLab",
+                             "app_version": "emulated", "path": self.path or ""})
+
+    def _fuxi_request(self, body: dict[str, Any]) -> None:
+        """The extension's answer to `{"request": "notebook"}`: the live document."""
+        from ..sessions.record import RECORD_MIME
+
+        data = body.get("data") or {}
+        if data.get("request") != "notebook" or not isinstance(data.get("id"), int):
+            return
+        cells = []
+        for cell in self.document.cells if self.document is not None else []:
+            outputs = cell.get("outputs") or []
+            cells.append({"id": cell.get("id"), "cell_type": cell.get("cell_type"),
+                          "source": cell.get("source"),
+                          "fuxi": json_copy((cell.get("metadata") or {}).get("fuxi")),
+                          "has_record_output": any(
+                              RECORD_MIME in (o.get("data") or {}) for o in outputs)})
+        self._comm(body["comm_id"], {"id": data["id"], "notebook": {
+            "path": self.path or "", "dirty": True, "running": [], "cells": cells}})
 
     def _comm(self, comm_id: str, data: dict[str, Any]) -> None:
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id,

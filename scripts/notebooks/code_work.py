@@ -30,6 +30,18 @@ EDGE_CHECK_NEW = EDGE_CHECK_OLD + """\
 ONE_OFF = ('python3 -c "from salestools import rolling_mean; '
            'print(rolling_mean([5, 5, 5], 3), rolling_mean([1, 2], 3))"')
 
+# The checks run by hand with subprocess, not with `!`: IPython runs a `!` command on a
+# terminal (pexpect) and polls it every 0.05 s, and when the kernel's thread is not
+# scheduled while the command writes its output and exits (a busy machine, the extension's
+# background imports), pexpect reports the end of the command without reading what it
+# wrote, and the cell shows nothing. subprocess reads the pipes to their end, then waits.
+CHECK = """\
+import subprocess
+
+checks = subprocess.run(["python3", "check_summary.py"], cwd=project,
+                        capture_output=True, text=True)
+print(checks.stdout + checks.stderr + f"exit code {checks.returncode}")"""
+
 CELLS = [
     md("""
 # Fixing code with an agent
@@ -119,7 +131,7 @@ changes course instead of retrying.
     md("The fixed file, read back in a plain cell:"),
     code('print(Path("work/code_work/salestools/summary.py").read_text())'),
     md("And the checks, run by hand:"),
-    code("!cd work/code_work && python3 check_summary.py"),
+    code(CHECK),
     md("""
 Everything the agent did is in the transcript above, including the denied edit and your
 reason. Replaying this notebook (`pytest --nbval`, or **Run All** without an API key)

@@ -25,7 +25,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 from playwright.sync_api import Browser, Locator, Page, Playwright, expect, sync_playwright
 
-__all__ = ["CHROMIUM", "ChromiumBrowser", "JupyterLab", "NotebookPage", "write_notebook"]
+__all__ = ["CHROMIUM", "ChromiumBrowser", "ExposedJupyterLab", "JupyterLab", "JupyterNotebook",
+           "Notebook7Page", "NotebookPage", "write_notebook"]
 
 CHROMIUM = "/usr/bin/chromium"
 # --no-sandbox: CI runs as root; the rest keeps a headless run quiet and off the network.
@@ -312,3 +313,32 @@ class NotebookPage:
 
     def close(self) -> None:
         self.page.close()
+
+
+class ExposedJupyterLab(JupyterLab):
+    """JupyterLab with `window.jupyterapp`, for tests that read the app's own state (cell
+    models, metadata, editor mime types) instead of guessing it from pixels."""
+
+    def _command(self) -> list[str]:
+        return [*super()._command(), "--LabApp.expose_app_in_browser=True"]
+
+
+class JupyterNotebook(JupyterLab):
+    """Notebook 7 (`jupyter notebook`), isolated like JupyterLab, with `window.jupyterapp`."""
+
+    def _command(self) -> list[str]:
+        jupyter = str(Path(sys.executable).parent / "jupyter")
+        return [jupyter, "notebook", "--no-browser", "--allow-root", f"--port={self.port}",
+                "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
+                "--IdentityProvider.token=", "--ServerApp.password=",
+                f"--ServerApp.root_dir={self.root}", "--ServerApp.disable_check_xsrf=True",
+                "--JupyterNotebookApp.expose_app_in_browser=True"]
+
+
+class Notebook7Page(NotebookPage):
+    """A notebook open in Notebook 7 (one document per browser tab, no dock panel)."""
+
+    def open(self, timeout: float = 60) -> NotebookPage:
+        self.page.goto(f"{self.lab.url}/notebooks/{self.name}")
+        self._wait_ready(timeout)
+        return self

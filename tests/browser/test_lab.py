@@ -169,9 +169,10 @@ def test_interrupt_a_stalled_run_then_run_the_next_cell(notebook, api: FakeMessa
     time.sleep(0.5)  # the stream has started and gone silent
     assert nb.is_running(1)
     nb.interrupt()
-    nb.wait_output(1, "Interrupted by the user.", timeout=8)
+    nb.wait_output(1, "Stopped: interrupted by the user", timeout=8)
     nb.wait_done(1, timeout=8)
     assert "Stopped · 0 turns" in nb.output_text(1)
+    assert nb.output_text(1).lower().count("interrupted by the user") == 1  # said once
     assert len(api.requests) == 1  # interrupted, not retried
     nb.run_cell(2)
     nb.wait_output(2, "alive", timeout=15)

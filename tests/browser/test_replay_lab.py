@@ -197,6 +197,8 @@ def _forge_overview(folder: Path, commands: list[str]) -> None:
             {"type": "tool_result", "tool_use_id": call, "content": "(no output)"})
         record["approvals"].append({"tool_use_id": call, "tool_name": "Bash",
                                     "decision": "allow", "source": "user"})
+    if "fuxi" in cell.get("metadata", {}):  # the copy in the cell's metadata, the same way
+        cell["metadata"]["fuxi"]["record"] = record
     path.write_text(json.dumps(document))
 
 

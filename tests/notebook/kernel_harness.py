@@ -90,6 +90,11 @@ class KernelHarness:
                 continue
             except Exception:  # channel closed at shutdown
                 return
+            if (message["header"]["msg_type"] == "comm_open"
+                    and message["content"].get("target_name") == "fuxi.notebook"):
+                # as JupyterLab without fuxi's extension: a comm of an unknown target is closed
+                self.kc.shell_channel.send(self.kc.session.msg(
+                    "comm_close", {"comm_id": message["content"]["comm_id"], "data": {}}))
             with self._lock:
                 if message["header"]["msg_type"].endswith("_reply"):
                     self._replies[message["parent_header"].get("msg_id")] = message
@@ -220,3 +225,16 @@ def loaded_kernel(api: Any, work: Any, **env: str) -> KernelHarness:
     assert where == str(Path(__file__).resolve().parents[2] / "fuxi_notebook" / "__init__.py")
     harness.work = work  # type: ignore[attr-defined]
     return harness
+
+
+def loaded_notebook(folder: Any, *sources: str) -> tuple[Any, Any]:
+    """(path, notebook): `%load_ext fuxi_notebook` (id "load") then a code cell per
+    source (ids c1, c2, ...), saved as folder/nb.ipynb."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext fuxi_notebook", id="load")]
+    nb.cells += [nbformat.v4.new_code_cell(s, id=f"c{i}") for i, s in enumerate(sources, 1)]
+    path = folder / "nb.ipynb"
+    nbformat.write(nb, path)
+    return path, nb

@@ -118,10 +118,15 @@ def test_a_replay_puts_figures_where_the_live_run_did(fresh, api, tmp_path):
     assert replayed.status == "ok", replayed.messages
     again = _outputs(replayed.messages, replayed.reply["parent_header"]["msg_id"])
     assert [_kind(o) for o in again] == ["view", "figure", "view"], json.dumps(again)[:3000]
-    # text and record equal (the figure is drawn again); the spend line is the recorded one
+    # text and record equal (the figure is drawn again); the spend line is the recorded
+    # one, and says the cell was replayed (someone watched: see notebook/outputs.py)
     for before, after in zip(saved, again, strict=True):
         if _kind(before) == "view":
-            assert after["data"]["text/plain"] == before["data"]["text/plain"]
+            shown, was = after["data"]["text/plain"], before["data"]["text/plain"]
+            if RECORD_MIME in before["data"]:
+                head, line = was.rsplit("\n", 1)
+                was = f"{head}\n{line.replace('Done · ', 'Replayed · 0 requests · recorded: ')}"
+            assert shown == was
             assert after["data"].get(RECORD_MIME) == before["data"].get(RECORD_MIME)
     assert len(api.requests) == 2  # the replay called no model
 

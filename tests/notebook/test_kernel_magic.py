@@ -243,6 +243,51 @@ def test_interrupt_while_waiting_for_a_click(fresh, api):
     assert fresh.run("print('next')").stdout.strip() == "next"
 
 
+def test_the_kernel_stays_busy_while_a_card_waits_and_clicks_come_over_a_subshell(fresh,
+                                                                                   api):
+    """JupyterLab >= 4.4 sends widget messages over a subshell; each ends with an idle
+    status, and the status bar shows the last status it saw."""
+    api.add(Turn([tool_use("Bash", {"command": "touch clicked"})]), Turn([text("done")]))
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi\nmake the file", cell_id="cell-busy")
+    allow = fresh.button("Allow", after=mark)
+    before = fresh.iopub_count()
+    create = fresh.kc.session.msg("create_subshell_request", {})
+    fresh.kc.control_channel.send(create)  # what JupyterLab does before its first click
+    subshell = fresh.kc.get_control_msg(timeout=10)["content"]["subshell_id"]
+    typed = fresh.kc.session.msg("comm_msg", {"comm_id": fresh.text_field(
+        "Reason for denying (optional)", after=mark), "data": {
+        "method": "update", "state": {"value": "x"}, "buffer_paths": []}})
+    typed["header"]["subshell_id"] = subshell
+    fresh.kc.shell_channel.send(typed)
+    fresh.wait_for(lambda m: m["msg_type"] == "comm_msg"
+                   and m["parent_header"].get("msg_id") == typed["header"]["msg_id"])
+    idle = fresh.wait_for(lambda m: m["msg_type"] == "status"
+                          and m["parent_header"].get("msg_id") == create["header"]["msg_id"]
+                          and m["content"]["execution_state"] == "idle")
+    fresh.wait_for(lambda m: fresh._iopub.index(m) > fresh._iopub.index(idle)
+                   and m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id)
+    statuses = [m for m in fresh.messages_since(before) if m["msg_type"] == "status"]
+    assert statuses[-1]["parent_header"]["msg_id"] == msg_id  # what the status bar shows
+    assert statuses[-1]["content"]["execution_state"] == "busy"
+    fresh.click(allow)
+    assert fresh.wait(msg_id, timeout=30).status == "ok"
+
+
+def test_after_an_interrupted_cell_fuxi_holds_that_cells_partial_run(fresh, api):
+    api.add(Turn([text("a first answer")]),
+            Turn([tool_use("Bash", {"command": "touch never-approved"})]), Turn([text("ok")]))
+    assert fresh.run("%%fuxi\nfirst", cell_id="cell-first").status == "ok"
+    mark = fresh.iopub_count()
+    msg_id = fresh.send("%%fuxi\nsecond, interrupted", cell_id="cell-second")
+    fresh.button("Allow", after=mark)
+    fresh.interrupt()
+    assert fresh.wait(msg_id, timeout=15).status == "error"
+    held = fresh.run("print(_fuxi.cell_id, _fuxi.record.prompt, _fuxi.result.subtype)")
+    assert held.stdout.split() == ["cell-second", "second,", "interrupted",
+                                   "error_during_execution"]
+
+
 def test_interrupt_stops_a_long_python_computation(fresh, api):
     code = ("import time, pathlib\npathlib.Path('spinning').touch()\n"
             "for _ in range(600):\n    time.sleep(0.05)\nfinished = True")
@@ -452,3 +497,21 @@ def test_fuxi_shows_a_table_of_the_cells(fresh, api):
     assert f"| `{first['cell_id']}` | 1 |" in table and f"| `{second['cell_id']}` | 1 |" in table
     assert "\\$" in table and "(estimate)" in table  # costs, escaped for markdown
     assert shown["text/plain"].startswith("fuxi session ")
+
+
+def test_an_unknown_model_is_one_warning_line_and_its_refusal_one_line(tmp_path):
+    from fuxi_notebook.testing import FakeMessagesServer
+
+    from .kernel_harness import loaded_kernel
+
+    with FakeMessagesServer(reject_unknown_models=True) as strict:
+        harness = loaded_kernel(strict, tmp_path)
+        try:
+            result = harness.run("%%fuxi --model claude-unknown-9\nhello", cell_id="c-unknown")
+        finally:
+            harness.close()
+    warnings = [line for line in result.stderr.splitlines() if "claude-unknown-9" in line]
+    assert warnings and "is not a model this version knows" in warnings[0]
+    shown = json.dumps([d["data"] for d in result.displays])
+    assert "the API has no model claude-unknown-9" in shown
+    assert "Traceback" not in result.stderr + shown

@@ -13,6 +13,8 @@ from fuxi_notebook.sessions import RECORD_MIME
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 from fuxi_notebook.testing.frontend import NotebookFrontend
 
+from .kernel_harness import loaded_notebook
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -30,13 +32,6 @@ def _env(api, path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _notebook(tmp_path: Path, *sources: str) -> tuple[Path, nbformat.NotebookNode]:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("%load_ext fuxi_notebook", id="load")]
-    nb.cells += [nbformat.v4.new_code_cell(s, id=f"c{i}") for i, s in enumerate(sources, 1)]
-    path = tmp_path / "nb.ipynb"
-    nbformat.write(nb, path)
-    return path, nb
 
 
 def _errors(cell) -> str:
@@ -60,7 +55,7 @@ def _run_all(frontend, nb, cells=None) -> None:
 def test_the_next_cell_continues_from_the_saved_notebook_after_a_restart(tmp_path, api):
     api.add(Turn([text("first answer")]), Turn([text("second answer")]),
             Turn([text("fresh answer")]))
-    path, nb = _notebook(tmp_path, "%%fuxi\none", "%%fuxi\ntwo", "%%fuxi --new\nthree")
+    path, nb = loaded_notebook(tmp_path, "%%fuxi\none", "%%fuxi\ntwo", "%%fuxi --new\nthree")
     with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
         _run_all(frontend, nb, nb.cells[:2])
         nbformat.write(nb, path)  # saved, as JupyterLab would before a restart
@@ -79,7 +74,7 @@ def test_the_next_cell_continues_from_the_saved_notebook_after_a_restart(tmp_pat
 def test_resume_and_fork_branch_the_conversation(tmp_path, api):
     for answer in ("A", "B", "C", "D"):
         api.add(Turn([text(answer)]))
-    path, nb = _notebook(tmp_path, "%%fuxi\none", "%%fuxi\ntwo", "%%fuxi --resume c1\nthree",
+    path, nb = loaded_notebook(tmp_path, "%%fuxi\none", "%%fuxi\ntwo", "%%fuxi --resume c1\nthree",
                          "%%fuxi --fork\nfour", "%fuxi sessions")
     with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
         _run_all(frontend, nb)
@@ -96,7 +91,7 @@ def test_resume_and_fork_branch_the_conversation(tmp_path, api):
 
 
 def test_resume_of_an_unknown_id_is_one_line(tmp_path, api):
-    path, nb = _notebook(tmp_path, "%%fuxi --resume nowhere\nhi")
+    path, nb = loaded_notebook(tmp_path, "%%fuxi --resume nowhere\nhi")
     with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
         frontend.execute(nb.cells[0])
         assert frontend.execute(nb.cells[1]) == "error"
@@ -107,7 +102,7 @@ def test_resume_of_an_unknown_id_is_one_line(tmp_path, api):
 def _recorded(tmp_path, api, *sources, turns):
     """A notebook recorded live (with cell ids, as JupyterLab runs it) and saved."""
     api.add(*turns)
-    path, nb = _notebook(tmp_path, *sources)
+    path, nb = loaded_notebook(tmp_path, *sources)
     with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
         for cell in nb.cells:
             assert frontend.execute(cell, decide=lambda card: ("Allow", None)) == "ok", \
@@ -165,7 +160,7 @@ def test_cells_keep_their_identity_when_reordered(tmp_path, api):
 
 
 def test_a_cell_with_no_record_and_no_key_fails_with_one_line(tmp_path, api):
-    path, _ = _notebook(tmp_path, "%%fuxi\nnever recorded")
+    path, _ = loaded_notebook(tmp_path, "%%fuxi\nnever recorded")
     nb, statuses = _headless(tmp_path, api, path, FUXI_REPLAY="lenient")
     assert statuses == ["ok", "error"]
     error = _errors(nb.cells[1])
@@ -179,7 +174,7 @@ def test_fresh_headless_runs_record_the_same_ids_in_separate_kernels(tmp_path, a
         api.reset([Turn([text("a")]), Turn([text("b")])])
         folder = tmp_path / "same"
         folder.mkdir(exist_ok=True)
-        path, nb = _notebook(folder, "%%fuxi\nsame prompt", "%%fuxi\nsame prompt")
+        path, nb = loaded_notebook(folder, "%%fuxi\nsame prompt", "%%fuxi\nsame prompt")
         env = _env(api, path)
         with NotebookFrontend(cwd=str(folder), env=env, cell_ids=False) as frontend:
             _run_all(frontend, nb)
@@ -191,9 +186,11 @@ def test_fresh_headless_runs_record_the_same_ids_in_separate_kernels(tmp_path, a
 
 def test_without_a_known_notebook_cells_get_ids_from_their_text(tmp_path, api):
     api.add(Turn([text("a")]), Turn([text("b")]))
-    path, nb = _notebook(tmp_path, "%%fuxi\nsame prompt", "%%fuxi\nsame prompt")
+    path, nb = loaded_notebook(tmp_path, "%%fuxi\nsame prompt", "%%fuxi\nsame prompt")
     env = {**_env(api, path), "FUXI_NOTEBOOK": ""}
-    with NotebookFrontend(cwd=str(tmp_path), env=env, cell_ids=False) as frontend:
+    elsewhere = tmp_path / "elsewhere"  # no notebook in the kernel's folder to go by
+    elsewhere.mkdir()
+    with NotebookFrontend(cwd=str(elsewhere), env=env, cell_ids=False) as frontend:
         _run_all(frontend, nb)
     first, second = (_record(c) for c in nb.cells[1:])
     assert first["cell_id"].startswith("fx-") and second["cell_id"] == first["cell_id"] + "-2"
@@ -209,9 +206,21 @@ def test_without_a_known_notebook_cells_get_ids_from_their_text(tmp_path, api):
     assert [_record(c) for c in replayed.cells[1:]] == [first, second] and api.requests == []
 
 
+def test_jupyter_execute_style_kernels_find_the_notebook_of_their_folder(tmp_path, api):
+    """nbclient tells the kernel nothing but runs it in the notebook's folder."""
+    api.add(Turn([text("a")]))
+    path, nb = loaded_notebook(tmp_path, "%%fuxi\nonly here")
+    (tmp_path / "other.ipynb").write_text(json.dumps(nbformat.v4.new_notebook()))
+    env = {**_env(api, path), "FUXI_NOTEBOOK": ""}
+    with NotebookFrontend(cwd=str(tmp_path), env=env, cell_ids=False) as frontend:
+        _run_all(frontend, nb)
+    assert _record(nb.cells[1])["cell_id"] == "c1"  # the saved cell's id, not a derived one
+    assert "it uses nb.ipynb" in _errors(nb.cells[1])
+
+
 def test_a_replayed_insert_cell_does_not_insert_the_cell_again(tmp_path, api):
     api.add(Turn([tool_use("InsertCell", {"code": "print('kept')"})]), Turn([text("Added.")]))
-    path, nb = _notebook(tmp_path, "%%fuxi --new --allowed-tools InsertCell\nadd a cell",
+    path, nb = loaded_notebook(tmp_path, "%%fuxi --new --allowed-tools InsertCell\nadd a cell",
                          "%%fuxi --new --allowed-tools InsertCell --replay strict\nadd a cell")
     nb.cells[2].id = "c1"  # the same cell, run again (as with Shift+Enter twice)
     with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
@@ -232,7 +241,7 @@ def test_a_replayed_insert_cell_does_not_insert_the_cell_again(tmp_path, api):
 ])
 def test_policy_denials_replay_with_the_words_the_model_got(tmp_path, api, line, cell_ids):
     api.add(Turn([tool_use("Python", {"code": "1 + 1"})]), Turn([text("Not allowed, ok.")]))
-    path, nb = _notebook(tmp_path, f"{line}\ncompute")
+    path, nb = loaded_notebook(tmp_path, f"{line}\ncompute")
     with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path),
                           cell_ids=cell_ids) as frontend:
         _run_all(frontend, nb)

@@ -59,7 +59,8 @@ def _said(cell) -> str:
 
 
 def _edit_record(folder: Path, cell_id: str, change, *, rerender: bool = True) -> None:
-    """Change a cell's record; with `rerender`, its transcript too (a careful forger)."""
+    """Change a cell's record (in its output and its metadata); with `rerender`, its
+    transcript too (a careful forger)."""
     path = folder / "quickstart.ipynb"
     nb = json.loads(path.read_text())
     cell = next(c for c in nb["cells"] if c.get("id") == cell_id)
@@ -70,6 +71,8 @@ def _edit_record(folder: Path, cell_id: str, change, *, rerender: bool = True) -
     if rerender:
         data, _, _ = record_outputs(load_record(record), output["metadata"]["fuxi"])[-1]
         output["data"] = data
+    if "fuxi" in cell.get("metadata", {}):  # the copy in the cell's metadata, the same way
+        cell["metadata"]["fuxi"]["record"] = copy.deepcopy(output["data"][RECORD_MIME])
     path.write_text(json.dumps(nb))
 
 

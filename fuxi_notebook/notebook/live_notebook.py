@@ -1,0 +1,207 @@
+"""The notebook as the browser has it, from the frontend extension (`fuxi.notebook` comm).
+
+The kernel opens the comm once, at the first `%%fuxi` cell in a frontend that sends cell
+ids. The extension (shipped in the wheel, see labextension/) answers `hello`; a frontend
+without it closes the comm (JupyterLab and VS Code close a comm whose target they do not
+know), and everything falls back to the saved file. Each cell then asks for the live
+document: the cells in order with their ids, unsaved sources and the records the extension
+mirrored into their metadata, and which cells are queued. The extension is also told when
+a card waits in a cell (`waiting` / `answered`) so it can mark a tab whose card is
+off-screen.
+
+What comes back is checked for shape and size: a reply that is not a notebook is ignored
+(one note), never trusted further than the saved file would be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["COMM_TARGET", "LiveDocument", "LiveNotebook"]
+
+COMM_TARGET = "fuxi.notebook"
+PROTOCOL_VERSION = 1
+#: how long the first cell waits for the extension's hello (or the frontend's close)
+HELLO_TIMEOUT = 2.0
+#: how long a cell waits for the live document once the extension said hello
+REPLY_TIMEOUT = 3.0
+#: a live document bigger than this (as JSON) is not used (the saved file is)
+MAX_DOCUMENT_CHARS = 256 * 1024 * 1024
+_CELL_TYPES = ("code", "markdown", "raw")
+
+
+@dataclass(frozen=True)
+class LiveDocument:
+    """The live notebook: `cells` are nbformat-like dicts (id, cell_type, source, and
+    `fuxi`: the metadata record entry or None, `has_record_output`)."""
+
+    path: str | None
+    dirty: bool
+    running: tuple[str, ...]
+    cells: tuple[dict[str, Any], ...]
+
+    def index_of(self, cell_id: str) -> int | None:
+        for index, cell in enumerate(self.cells):
+            if cell["id"] == cell_id:
+                return index
+        return None
+
+
+def parse_document(raw: Any) -> LiveDocument | None:
+    """The reply's notebook, or None if it is not shaped like one."""
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("cells"), list):
+        return None
+    cells = []
+    for cell in raw["cells"]:
+        if not isinstance(cell, Mapping) or not isinstance(cell.get("id"), str) or not (
+                isinstance(cell.get("source"), str)) or cell.get("cell_type") not in _CELL_TYPES:
+            return None
+        fuxi = cell.get("fuxi")
+        cells.append({"id": cell["id"], "cell_type": cell["cell_type"],
+                      "source": cell["source"],
+                      "fuxi": dict(fuxi) if isinstance(fuxi, Mapping) else None,
+                      "has_record_output": cell.get("has_record_output") is True})
+    running = raw.get("running")
+    path = raw.get("path")
+    return LiveDocument(path if isinstance(path, str) else None, raw.get("dirty") is True,
+                        tuple(r for r in running if isinstance(r, str))
+                        if isinstance(running, list) else (), tuple(cells))
+
+
+class LiveNotebook:
+    """The kernel's end of the `fuxi.notebook` comm (see the module docstring)."""
+
+    def __init__(self, shell: Any, *, hello_timeout: float = HELLO_TIMEOUT,
+                 reply_timeout: float = REPLY_TIMEOUT) -> None:
+        self.shell = shell
+        self.hello_timeout = hello_timeout
+        self.reply_timeout = reply_timeout
+        #: "unknown" (not asked yet), "waiting" (comm open, no hello yet), "connected",
+        #: "absent" (closed, or no answer in time: the saved file is used)
+        self.state = "unknown"
+        self.hello: dict[str, Any] = {}
+        self.notes: list[str] = []
+        self._comm: Any = None
+        self._hello: asyncio.Future[bool] | None = None
+        self._replies: dict[int, asyncio.Future[Any]] = {}
+        self._next_id = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _open(self, path: str | None) -> None:
+        from comm import create_comm
+
+        self._loop = asyncio.get_running_loop()
+        self._hello = self._loop.create_future()
+        self.state = "waiting"
+        try:
+            self._comm = create_comm(target_name=COMM_TARGET,
+                                     data={"version": PROTOCOL_VERSION, "path": path})
+        except Exception:  # no kernel to open it on (terminal IPython): no extension
+            self._settle_hello(False)
+            return
+        self._comm.on_msg(self._on_msg)
+        self._comm.on_close(lambda _msg: self._closed())
+
+    def _settle(self, future: asyncio.Future[Any] | None, value: Any) -> None:
+        """Resolve from whatever thread the message arrives on."""
+        if future is None or self._loop is None:
+            return
+
+        def settle() -> None:
+            if not future.done():
+                future.set_result(value)
+
+        self._loop.call_soon_threadsafe(settle)
+
+    def _settle_hello(self, answered: bool) -> None:
+        if not answered:
+            self.state = "absent"
+        self._settle(self._hello, answered)
+
+    def _closed(self) -> None:
+        self._comm = None
+        self._settle_hello(False)
+        for future in self._replies.values():
+            self._settle(future, None)
+        self._replies.clear()
+
+    def _on_msg(self, msg: Mapping[str, Any]) -> None:
+        data = ((msg.get("content") or {}).get("data")) if isinstance(msg, Mapping) else None
+        if not isinstance(data, Mapping):
+            return
+        if data.get("event") == "hello":
+            self.hello = {k: v for k, v in data.items() if isinstance(v, str | int)}
+            self.state = "connected"
+            self._settle(self._hello, True)
+        elif isinstance(data.get("id"), int) and data["id"] in self._replies:
+            self._settle(self._replies.pop(data["id"]), data.get("notebook"))
+
+    async def connected(self, path: str | None) -> bool:
+        """Whether the extension answers (asked once per kernel, waiting at most
+        `hello_timeout` the first time)."""
+        if self.state == "unknown":
+            self._open(path)
+        if self.state == "waiting" and self._hello is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._hello), self.hello_timeout)
+            except TimeoutError:
+                self.state = "absent"
+                self._close_comm()
+        return self.state == "connected"
+
+    async def document(self, path: str | None) -> LiveDocument | None:
+        """The live notebook, or None (no extension, no answer in time, a bad answer)."""
+        if not await self.connected(path) or self._comm is None or self._loop is None:
+            return None
+        self._next_id += 1
+        ask = self._next_id
+        future = self._replies[ask] = self._loop.create_future()
+        started = time.monotonic()
+        try:
+            self._comm.send({"request": "notebook", "id": ask})
+            raw = await asyncio.wait_for(future, self.reply_timeout)
+        except TimeoutError:
+            self._replies.pop(ask, None)
+            self._note("the notebook extension did not answer within "
+                       f"{time.monotonic() - started:.1f} s; using the saved file")
+            return None
+        try:
+            too_big = len(json.dumps(raw)) > MAX_DOCUMENT_CHARS
+        except (TypeError, ValueError):
+            too_big = True
+        document = None if too_big else parse_document(raw)
+        if document is None and raw is not None:
+            self._note("the notebook extension's answer is not a notebook; using the saved "
+                       "file")
+        return document
+
+    def _note(self, text: str) -> None:
+        self.notes.append(f"fuxi: {text}")
+
+    def take_notes(self) -> list[str]:
+        notes, self.notes = self.notes, []
+        return notes
+
+    def tell(self, event: str, cell_id: str | None, **extra: Any) -> None:
+        """An event for the extension (`waiting`, `answered`); nothing without it."""
+        if self.state != "connected" or self._comm is None or not cell_id:
+            return
+        with contextlib.suppress(Exception):  # the frontend went away: nothing to tell
+            self._comm.send({"event": event, "cell": cell_id, **extra})
+
+    def _close_comm(self) -> None:
+        comm, self._comm = self._comm, None
+        if comm is not None:
+            with contextlib.suppress(Exception):
+                comm.close()
+
+    def close(self) -> None:
+        """The kernel is done with the extension (the extension is unloaded)."""
+        self._close_comm()
+        self.state = "unknown"
