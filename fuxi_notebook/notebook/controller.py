@@ -359,6 +359,7 @@ class NotebookAgent:
     async def _run_cell(self, line: str, body: str) -> FuxiRun:
         body = body.strip("\n")
         self._planners.clear()  # declarations are read again for each cell
+        self._kept = None
         try:
             args = parse_cell_line(line)
             mode = replay_mode(args.replay, self.defaults.get("replay"))

@@ -13,7 +13,8 @@ from fuxi_notebook.context.compaction import SUMMARY_OPEN, asks_for_summary
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 from fuxi_notebook.testing.frontend import NotebookFrontend
 
-from .test_kernel_sessions import _env, _errors, _headless, _notebook, _record
+from .kernel_harness import loaded_notebook as _notebook
+from .test_kernel_sessions import _env, _errors, _headless, _record
 
 
 @pytest.fixture

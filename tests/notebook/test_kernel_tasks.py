@@ -9,7 +9,8 @@ import pytest
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 from fuxi_notebook.testing.frontend import NotebookFrontend
 
-from .test_kernel_sessions import _env, _errors, _headless, _notebook, _record
+from .kernel_harness import loaded_notebook as _notebook
+from .test_kernel_sessions import _env, _errors, _headless, _record
 
 
 @pytest.fixture
