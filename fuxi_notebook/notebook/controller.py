@@ -611,8 +611,6 @@ class NotebookAgent:
         answer_from_record(session, record)  # what its tools declare is not run again
         told = self._held_back_notes(session)
         self._guard(session)
-        if isinstance(renderer, _Told):
-            renderer._kind_of = session.kind
         approvals.policy = session.permissions.not_allowed
         approvals.kind_of = session.kind
         watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
@@ -658,8 +656,6 @@ class NotebookAgent:
         told = self._held_back_notes(session)
         self._guard(session)
         renderer.kind_of = session.kind  # cards and the view name each call's declared kind
-        if isinstance(renderer, _Told):
-            renderer._kind_of = session.kind
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
                         options=args.settings(), context=self._context(args, body),
                         notes=notes, shell=self.shell,
@@ -721,8 +717,6 @@ class _Told:
         self._renderer, self._live, self._cell = renderer, live, cell_id
         #: a yes/no card clears the cell when it goes: the record is shown again
         self._after_card = after_card
-        #: the declared kind of a tool, once the cell's session exists ("ask": a question)
-        self._kind_of: Callable[[str], str | None] = lambda _name: None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._renderer, name)
@@ -742,7 +736,8 @@ class _Told:
             self._live.tell("answered", self._cell)
 
     async def ask(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
-        kind = "question" if self._kind_of(tool_name) == "ask" else "approval"
+        kind_of = getattr(self._renderer, "kind_of", None)  # the session's, once it exists
+        kind = "question" if kind_of is not None and kind_of(tool_name) == "ask" else "approval"
         async with self._waiting(kind):
             return await self._renderer.ask(tool_name, tool_input, context)
 
