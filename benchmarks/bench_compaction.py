@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage, query
-from fuxi_notebook.context.compaction import asks_for_summary
-from fuxi_notebook.models import AnthropicModel, RetryPolicy
+from fuxi_notebook._internal.context.compaction import asks_for_summary
+from fuxi_notebook._internal.models.anthropic import AnthropicModel
+from fuxi_notebook._internal.models.retry import RetryPolicy
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
 MODEL = "claude-sonnet-5-5"

@@ -29,7 +29,7 @@ from typing import Any
 import anthropic
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage, query
-from fuxi_notebook.models import AnthropicModel
+from fuxi_notebook._internal.models.anthropic import AnthropicModel
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
 MODEL = "claude-sonnet-5-5"

@@ -32,7 +32,7 @@ from fuxi_notebook import (
     query,
     tool,
 )
-from fuxi_notebook.models import AnthropicModel
+from fuxi_notebook._internal.models.anthropic import AnthropicModel
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
 SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "tests" / "mcp" / "server_script.py"

@@ -17,7 +17,7 @@ import statistics
 import time
 from typing import Any
 
-from fuxi_notebook.notebook import render
+from fuxi_notebook._internal.notebook.display import render
 from fuxi_notebook.types import AssistantMessage, StreamEvent, ToolUseBlock
 
 

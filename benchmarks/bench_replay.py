@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 
-from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook._internal.sessions.record import RECORD_MIME
 from fuxi_notebook.testing import FakeMessagesServer, Turn
 from fuxi_notebook.testing.frontend import NotebookFrontend
 

@@ -23,9 +23,17 @@ from typing import Any
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from fuxi_notebook.sessions.history import join_records
-from fuxi_notebook.sessions.record import RECORD_MIME, build_record, image_digest, record_to_output
-from fuxi_notebook.sessions.transcript import render_transcript, render_transcript_text
+from fuxi_notebook._internal.sessions.history import join_records
+from fuxi_notebook._internal.sessions.record import (
+    RECORD_MIME,
+    build_record,
+    image_digest,
+    record_to_output,
+)
+from fuxi_notebook._internal.sessions.text.transcript import (
+    render_transcript,
+    render_transcript_text,
+)
 from fuxi_notebook.types import ResultMessage
 
 MODEL = "claude-sonnet-5-5"

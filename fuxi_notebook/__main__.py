@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .sessions.notebook_file import FuxiCell, SavedNotebook
-    from .sessions.record import SessionRecord
+    from ._internal.sessions.notebook_file import FuxiCell, SavedNotebook
+    from ._internal.sessions.record import SessionRecord
 
 _Sessions = list[tuple[str, list["SessionRecord"]]]
 _FORMATS = ("markdown", "jsonl", "script", "notebook")
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_sessions_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from .demo import demo_main
+        from ._internal.demo import demo_main
 
         return asyncio.run(demo_main())
     if args.command == "sessions":
@@ -102,10 +102,10 @@ def _sessions_main(args: argparse.Namespace) -> int:
 
 def _sessions_command(args: argparse.Namespace) -> tuple[str, list[str]]:
     """`(text to print or write, warnings)`. Raises ConfigurationError for bad input."""
+    from ._internal.sessions import export
+    from ._internal.sessions.listing import format_sessions, summarize
+    from ._internal.sessions.notebook_file import read_notebook
     from .errors import ConfigurationError
-    from .sessions import export
-    from .sessions.listing import format_sessions, summarize
-    from .sessions.notebook_file import read_notebook
 
     notebook = read_notebook(args.notebook)
     unreadable = [f"cell {c.cell_id or f'#{c.index + 1}'}: record unreadable: {c.problem}"
@@ -137,8 +137,8 @@ def _keep_main(args: argparse.Namespace) -> int:
     """`sessions keep`: 0 when every record is in its cell's metadata, 1 when a notebook
     changed under --check or a cell's two records conflict, 2 for a file that is not a
     notebook (the others are still done)."""
+    from ._internal.sessions.keep import keep_records
     from .errors import ConfigurationError
-    from .sessions.keep import keep_records
 
     status = 0
     for name in args.notebooks:
@@ -163,7 +163,7 @@ def _keep_main(args: argparse.Namespace) -> int:
 
 def _transcripts(chosen: _Sessions, *, markdown: bool) -> str:
     """Each session's transcript under a heading saying which session it is."""
-    from .sessions.export import printable_line, session_transcript
+    from ._internal.sessions.export import printable_line, session_transcript
 
     parts = []
     for session_id, records in chosen:
@@ -181,8 +181,8 @@ def _select(notebook: SavedNotebook, key: str | None) -> _Sessions:
 
     Exact ids first; then a unique prefix of at least MIN_PREFIX characters.
     """
+    from ._internal.sessions.export import notebook_sessions
     from .errors import ConfigurationError
-    from .sessions.export import notebook_sessions
 
     sessions = notebook_sessions(notebook)
     if key is None:

@@ -206,7 +206,7 @@ def _parse(event: str, raw: object) -> HookOutcome:
     if specific is not None and _parse_specific(event, specific, op) == "defer":
         return HookOutcome(ran=1)
     if event == "PreToolUse" and decision is not None:  # legacy approve/block spelling
-        legacy = "deny" if decision == "block" else "allow"
+        legacy: _Decision = "deny" if decision == "block" else "allow"
         if op.decision is None or _RANK[legacy] > _RANK[op.decision]:
             op.decision, op.reason = legacy, reason
     elif decision == "block":

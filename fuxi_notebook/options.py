@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from ._internal.models.base import Model
     from .hooks import HookMatcher
-    from .models.base import Model
 
 __all__ = [
     "NO_EFFECT",

@@ -187,12 +187,14 @@ def __getattr__(name: str) -> Any:
     """The package's other public types by name (hook TypedDicts, options, MCP, session
     and subagent types, ...), as the comparable SDK's `types` module holds them; loaded on
     first use. Functions (`query`, `tool`, ...) are not types and are not found here."""
+    import importlib
     import inspect
 
-    import fuxi_notebook
+    from ._internal.common.public_names import EXPORTS
 
-    if name in fuxi_notebook.__all__ and not name.startswith("_"):
-        value = getattr(fuxi_notebook, name)
+    module = EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module, "fuxi_notebook"), name)
         if not inspect.isfunction(value):
             return value
     raise AttributeError(f"module 'fuxi_notebook.types' has no attribute {name!r}")

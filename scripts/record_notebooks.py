@@ -193,8 +193,8 @@ def _this_python_kernel() -> Any:
 
 def _drop_timings(nb: Any) -> None:
     """Timings left out of the metadata, and of the last line that shows them."""
-    from fuxi_notebook.notebook.outputs import record_outputs
-    from fuxi_notebook.sessions.record import RECORD_MIME, load_record
+    from fuxi_notebook._internal.notebook.cell.outputs import record_outputs
+    from fuxi_notebook._internal.sessions.record import RECORD_MIME, load_record
 
     for cell in nb.cells:
         for output in cell.get("outputs", []):
@@ -212,7 +212,7 @@ def _drop_timings(nb: Any) -> None:
 def _keep_records(nb: Any) -> None:
     """Each record also in its cell's metadata, as fuxi's extension keeps it (also for
     the headless notebooks, as `python -m fuxi_notebook sessions keep` would)."""
-    from fuxi_notebook.sessions.cell_record import keep_in_metadata
+    from fuxi_notebook._internal.sessions.cell_record import keep_in_metadata
 
     for cell in nb.cells:
         if cell.cell_type == "code":

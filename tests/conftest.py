@@ -35,7 +35,7 @@ atexit.register(shutil.rmtree, _CONFIG_DIR, ignore_errors=True)
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch,
                   tmp_path_factory: pytest.TempPathFactory) -> None:
-    from fuxi_notebook import switches
+    from fuxi_notebook._internal.common import switches
 
     for name in _AMBIENT:
         monkeypatch.delenv(name, raising=False)
@@ -55,7 +55,8 @@ def fake_api(fake_messages_api):
 @pytest.fixture
 def wire_model(fake_api):
     """An AnthropicModel talking to `fake_api` with instant retries."""
-    from fuxi_notebook.models import AnthropicModel, RetryPolicy
+    from fuxi_notebook._internal.models.anthropic import AnthropicModel
+    from fuxi_notebook._internal.models.retry import RetryPolicy
 
     retry = RetryPolicy(max_retries=3, base_delay=0.001, max_delay=0.01, stall_timeout=5)
     return AnthropicModel("claude-sonnet-5-5", api_key="test-key", base_url=fake_api.url,
@@ -65,7 +66,8 @@ def wire_model(fake_api):
 @pytest.fixture
 def fake_api_url_model(fake_api):
     """Like `wire_model`, but abandoning a silent stream after 0.3 s."""
-    from fuxi_notebook.models import AnthropicModel, RetryPolicy
+    from fuxi_notebook._internal.models.anthropic import AnthropicModel
+    from fuxi_notebook._internal.models.retry import RetryPolicy
 
     retry = RetryPolicy(max_retries=2, base_delay=0.001, max_delay=0.01, stall_timeout=0.3)
     return AnthropicModel("claude-sonnet-5-5", api_key="test-key", base_url=fake_api.url,

@@ -7,14 +7,9 @@ import warnings
 
 import pytest
 
-from fuxi_notebook import (
-    FuxiAgentOptions,
-    PermissionResultAllow,
-    ScriptedModel,
-    SystemMessage,
-    switches,
-)
-from fuxi_notebook.agent.session import Session
+from fuxi_notebook import FuxiAgentOptions, PermissionResultAllow, ScriptedModel, SystemMessage
+from fuxi_notebook._internal.agent.session import Session
+from fuxi_notebook._internal.common import switches
 from fuxi_notebook.errors import CanUseToolShadowedWarning
 from fuxi_notebook.extra_types import TERMINAL_TASK_STATUSES, TaskNotificationMessage
 
@@ -184,7 +179,7 @@ async def test_the_endpoint_and_key_in_env_are_used_as_the_comparable_sdk_passes
 
 
 async def test_permission_prompts_none_denies_what_would_ask_without_asking(tmp_path):
-    from fuxi_notebook.models.script import text, tool_use
+    from fuxi_notebook._internal.models.script import text, tool_use
 
     asked: list[str] = []
 
@@ -207,7 +202,7 @@ async def test_permission_prompts_none_denies_what_would_ask_without_asking(tmp_
 
 async def test_persist_session_false_saves_nothing(tmp_path):
     from fuxi_notebook import InMemorySessionStore, list_sessions_from_store, query
-    from fuxi_notebook.models.script import text
+    from fuxi_notebook._internal.models.script import text
 
     store = InMemorySessionStore()
     for persist in (False, True):

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from fuxi_notebook.demo import demo_script
+from fuxi_notebook._internal.demo import demo_script
 
 
 def _demo(env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -13,13 +13,17 @@ from types import SimpleNamespace
 import pytest
 
 from fuxi_notebook import AgentDefinition, FuxiAgentOptions
-from fuxi_notebook.agent.agent_files import AgentFileError, parse_agent_file
-from fuxi_notebook.agent.commands import load_commands
-from fuxi_notebook.agent.plugins import Plugins, load_plugins
-from fuxi_notebook.agent.skill_files import SkillFileError, load_skills, parse_skill
-from fuxi_notebook.agent.subagents import catalog
+from fuxi_notebook._internal.agent.extensions.commands import load_commands
+from fuxi_notebook._internal.agent.extensions.plugins import Plugins, load_plugins
+from fuxi_notebook._internal.agent.extensions.skill_files import (
+    SkillFileError,
+    load_skills,
+    parse_skill,
+)
+from fuxi_notebook._internal.agent.subagents.agent_tool import catalog
+from fuxi_notebook._internal.agent.subagents.files import AgentFileError, parse_agent_file
+from fuxi_notebook._internal.models.wire_check import request_problem
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.models.wire_check import request_problem
 
 
 def _agent_file(name: str, _: Path) -> object:

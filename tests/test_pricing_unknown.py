@@ -6,10 +6,8 @@ from __future__ import annotations
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage, ScriptedModel
-from fuxi_notebook.agent.usage import UsageTotals
-from fuxi_notebook.models.script import Turn, text
-from fuxi_notebook.notebook.view import LiveView
-from fuxi_notebook.pricing import (
+from fuxi_notebook._internal.agent.loop.usage import UsageTotals
+from fuxi_notebook._internal.models.pricing import (
     PRICES,
     cost_usd,
     format_cost,
@@ -17,6 +15,8 @@ from fuxi_notebook.pricing import (
     models_table,
     price_for,
 )
+from fuxi_notebook._internal.models.script import Turn, text
+from fuxi_notebook._internal.notebook.display.view import LiveView
 
 from .agent.helpers import collect
 

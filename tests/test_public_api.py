@@ -71,6 +71,22 @@ def test_the_exported_names_are_pinned_and_every_one_resolves():
         assert getattr(fuxi_notebook, name) is not None
 
 
+def test_the_type_stub_is_generated_from_the_one_list_of_public_names():
+    """`__all__`, the lazy loader and the stub all come from public_names.BY_MODULE."""
+    import ast
+    from pathlib import Path
+
+    from fuxi_notebook._internal.common.public_names import EXPORTS, stub_text
+
+    stub = Path(fuxi_notebook.__file__).with_suffix(".pyi")
+    assert stub.read_text() == stub_text(), "run python scripts/public_stub.py"
+    stubbed = {alias.asname for node in ast.parse(stub.read_text()).body
+               if isinstance(node, ast.ImportFrom) for alias in node.names} - {None}
+    assert stubbed == set(EXPORTS)
+    assert set(EXPORTED) == {*EXPORTS, "__version__", "load_ipython_extension",
+                             "unload_ipython_extension"}
+
+
 def test_unknown_attribute_raises_attribute_error():
     try:
         fuxi_notebook.NoSuchThing  # noqa: B018
@@ -82,7 +98,7 @@ def test_unknown_attribute_raises_attribute_error():
 
 def test_importing_the_package_loads_no_heavy_module():
     code = ("import sys, fuxi_notebook; heavy = [m for m in ('anthropic', 'jsonschema', "
-            "'tree_sitter', 'pathspec', 'fuxi_notebook.agent') if m in sys.modules]; "
+            "'tree_sitter', 'pathspec', 'fuxi_notebook._internal.agent') if m in sys.modules]; "
             "print(heavy)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
@@ -147,7 +163,7 @@ async def test_a_client_used_before_connect_is_a_connection_error(tmp_path):
 async def test_hook_inputs_carry_the_keys_their_typeddicts_declare(tmp_path):
     """The TypedDicts describe what callbacks really get (checked at runtime here)."""
     from fuxi_notebook import FuxiAgentOptions, HookMatcher, PreToolUseHookInput, query
-    from fuxi_notebook.models.script import text, tool_use
+    from fuxi_notebook._internal.models.script import text, tool_use
     from fuxi_notebook.types import HookContext, PostToolUseHookInput
 
     seen: dict[str, dict] = {}

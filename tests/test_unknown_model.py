@@ -8,18 +8,14 @@ import anthropic
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage
+from fuxi_notebook._internal.models.anthropic import AnthropicModel, model_refusal
+from fuxi_notebook._internal.models.base import ModelRequest
+from fuxi_notebook._internal.models.known import known_models, unknown_model_warning
+from fuxi_notebook._internal.models.names import DEFAULT_MODEL
+from fuxi_notebook._internal.models.pricing import PRICES
+from fuxi_notebook._internal.models.retry import RetryPolicy
+from fuxi_notebook._internal.models.scripted import ScriptedModel
 from fuxi_notebook.errors import ModelError
-from fuxi_notebook.models import (
-    DEFAULT_MODEL,
-    AnthropicModel,
-    ModelRequest,
-    RetryPolicy,
-    ScriptedModel,
-    known_models,
-    model_refusal,
-    unknown_model_warning,
-)
-from fuxi_notebook.pricing import PRICES
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text
 
 from .agent.helpers import collect

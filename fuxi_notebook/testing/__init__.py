@@ -5,7 +5,7 @@ separate kernel process reaches it through `ANTHROPIC_BASE_URL` (start it with
 `python -m fuxi_notebook.testing serve --script FILE.json`).
 """
 
-from ..models.script import Fault, Step, Turn, load_script, text, thinking, tool_use
+from .._internal.models.script import Fault, Step, Turn, load_script, text, thinking, tool_use
 from .cache import PromptCache, count_tokens
 from .fake_server import FakeMessagesServer
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from ..models.script import load_script
+from .._internal.models.script import load_script
 from .fake_server import FakeMessagesServer
 
 __all__ = ["main"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models.accumulate import Accumulator
-from ..models.script import Fault, Turn, text
+from .._internal.models.accumulate import Accumulator
+from .._internal.models.script import Fault, Turn, text
 
 __all__ = [
     "DEFAULT_CUT_TURN",

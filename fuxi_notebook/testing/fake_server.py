@@ -17,9 +17,9 @@ from collections import deque
 from types import TracebackType
 from typing import Any
 
-from ..models.script import Fault, Step, Turn, turn_events
-from ..models.wire_check import request_problem
-from ..pricing import is_known_model
+from .._internal.models.pricing import is_known_model
+from .._internal.models.script import Fault, Step, Turn, turn_events
+from .._internal.models.wire_check import request_problem
 from ._api import (
     DEFAULT_CUT_TURN,
     STATUS_FOR_TYPE,
@@ -55,7 +55,7 @@ class FakeMessagesServer:
     pass `server.url` as the client's `base_url`. Responses name the requested model, as
     the API does (`model=` fixes one instead); `reject_unknown_models=True` refuses the
     models this version does not know, as the API refuses a model it does not have. See the
-    module docstring of `fuxi_notebook.models.script` for the step format.
+    module docstring of `fuxi_notebook._internal.models.script` for the step format.
     """
 
     def __init__(

@@ -179,7 +179,7 @@ class NotebookFrontend:
             cell.execution_count = self.count
         cell.outputs = outputs.cells()
         if self.extension:  # the extension copies a record output into the metadata
-            from ..sessions.cell_record import keep_in_metadata
+            from .._internal.sessions.cell_record import keep_in_metadata
 
             keep_in_metadata(cell, from_outputs=True)
         return status
@@ -260,7 +260,7 @@ class NotebookFrontend:
 
     def _fuxi_request(self, body: dict[str, Any]) -> None:
         """The extension's answer to `{"request": "notebook"}`: the live document."""
-        from ..sessions.record import RECORD_MIME
+        from .._internal.sessions.record import RECORD_MIME
 
         data = body.get("data") or {}
         if data.get("request") != "notebook" or not isinstance(data.get("id"), int):

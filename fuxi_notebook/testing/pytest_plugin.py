@@ -23,16 +23,16 @@ from typing import Any
 
 import pytest
 
+from .._internal.common.replay_modes import REPLAY_MODES
 from .fake_server import FakeMessagesServer
 
 __all__ = ["fake_messages_api", "pytest_addoption", "pytest_runtest_setup"]
 
-_REPLAY_MODES = ("off", "lenient", "strict")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fuxi", "fuxi-notebook")
-    group.addoption("--fuxi-replay", choices=_REPLAY_MODES, default="strict",
+    group.addoption("--fuxi-replay", choices=REPLAY_MODES, default="strict",
                     help="how nbval runs recorded %%fuxi cells: strict (default: replay, a "
                          "divergence fails the cell), lenient (replay, divergences noted), "
                          "off (call the model)")

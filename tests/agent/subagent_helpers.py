@@ -6,11 +6,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from fuxi_notebook.models import ScriptedModel
-from fuxi_notebook.models.base import ModelRequest
-from fuxi_notebook.models.script import Turn, text, tool_use
+from fuxi_notebook._internal.models.base import ModelRequest
+from fuxi_notebook._internal.models.script import Turn, text, tool_use
+from fuxi_notebook._internal.models.scripted import ScriptedModel
+from fuxi_notebook._internal.tools.base import ToolContext, ToolOutput
 from fuxi_notebook.options import AgentDefinition
-from fuxi_notebook.tools.base import ToolContext, ToolOutput
 
 WORKER_PROMPT = "You are the worker."
 

@@ -15,8 +15,8 @@ from fuxi_notebook import (
     UserMessage,
     query,
 )
+from fuxi_notebook._internal.models.script import text, tool_use
 from fuxi_notebook.errors import ClientNotConnectedError
-from fuxi_notebook.models.script import text, tool_use
 
 from .helpers import result_text
 

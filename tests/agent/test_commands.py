@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, HookMatcher, PermissionResultDeny, ScriptedModel
-from fuxi_notebook.agent.commands import Command, expand_prompt
-from fuxi_notebook.agent.session import reminder
-from fuxi_notebook.models.script import text, tool_use
+from fuxi_notebook._internal.agent.extensions.commands import Command, expand_prompt
+from fuxi_notebook._internal.common.reminders import reminder
+from fuxi_notebook._internal.models.script import text, tool_use
 from fuxi_notebook.types import SystemMessage
 
 from .helpers import collect
@@ -301,7 +301,7 @@ async def test_verbatim_prompts_send_a_command_as_written(tmp_path):
 
 
 def test_a_value_folded_over_indented_lines_reads_as_one_line():
-    from fuxi_notebook.agent.front_matter import split_front_matter
+    from fuxi_notebook._internal.settings.front_matter import split_front_matter
 
     data, body = split_front_matter("---\ndescription: Summarise a CSV\n  and plot it\n"
                                     "name: csv\n---\nBody\n")

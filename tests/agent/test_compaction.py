@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, FuxiSDKClient, HookMatcher, ResultMessage
-from fuxi_notebook.context.compaction import SUMMARY_OPEN, asks_for_summary
-from fuxi_notebook.models import ScriptedModel
-from fuxi_notebook.models.wire_check import request_problem
+from fuxi_notebook._internal.context.compaction import SUMMARY_OPEN, asks_for_summary
+from fuxi_notebook._internal.models.scripted import ScriptedModel
+from fuxi_notebook._internal.models.wire_check import request_problem
 from fuxi_notebook.testing import Turn, text, tool_use
 from fuxi_notebook.testing.cache import count_tokens
 from fuxi_notebook.types import SystemMessage
@@ -259,7 +259,7 @@ async def test_a_bad_context_window_is_a_clear_error(tmp_path, window):
 
 async def test_compact_is_recognised_after_context_blocks(tmp_path):
     """The notebook sends the kernel's context before the prompt: `/compact` still counts."""
-    from fuxi_notebook.agent.session import reminder
+    from fuxi_notebook._internal.common.reminders import reminder
 
     model = ScriptedModel([])
     content = [reminder("Variables: df (DataFrame)"), {"type": "text", "text": "/compact"}]
@@ -273,7 +273,7 @@ async def _single(content: list[dict[str, Any]]) -> Any:
 
 
 async def test_the_task_list_survives_compaction_and_a_rebuilt_conversation(tmp_path):
-    from fuxi_notebook.tools.task_list import TaskList
+    from fuxi_notebook._internal.tools.task_list import TaskList
 
     plan = [[tool_use("TaskCreate", {"subject": "Load the data"}),
              tool_use("TaskCreate", {"subject": "Fit the model"})],

@@ -6,11 +6,11 @@ import asyncio
 from typing import Any
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
-from fuxi_notebook.agent.loop import run_prompt
-from fuxi_notebook.agent.run import Run
-from fuxi_notebook.agent.session import Session
-from fuxi_notebook.models.script import text, tool_use
-from fuxi_notebook.tools.base import ToolContext, ToolOutput
+from fuxi_notebook._internal.agent.loop.loop import run_prompt
+from fuxi_notebook._internal.agent.loop.run import Run
+from fuxi_notebook._internal.agent.session import Session
+from fuxi_notebook._internal.models.script import text, tool_use
+from fuxi_notebook._internal.tools.base import ToolContext, ToolOutput
 
 from .helpers import result_text, tool_results
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
-from fuxi_notebook.agent.loop import run_prompt
-from fuxi_notebook.agent.run import Run
-from fuxi_notebook.agent.session import Conversation, Session
-from fuxi_notebook.models.replay import ReplayModel
+from fuxi_notebook._internal.agent.loop.loop import run_prompt
+from fuxi_notebook._internal.agent.loop.run import Run
+from fuxi_notebook._internal.agent.session import Conversation, Session
+from fuxi_notebook._internal.models.replay import ReplayModel
 from fuxi_notebook.options import PermissionRuleValue, PermissionUpdate
 from fuxi_notebook.testing import text, tool_use
 from fuxi_notebook.types import ResultMessage, UserMessage

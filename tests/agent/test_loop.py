@@ -16,8 +16,8 @@ from fuxi_notebook import (
     ToolUseBlock,
     UserMessage,
 )
+from fuxi_notebook._internal.models.script import Turn, text, thinking, tool_use
 from fuxi_notebook.errors import ConfigurationError, ModelError
-from fuxi_notebook.models.script import Turn, text, thinking, tool_use
 
 from .helpers import collect, result_text, tool_results
 
@@ -244,8 +244,9 @@ async def test_missing_api_key_names_the_variable(tmp_path):
 
 
 async def test_fuxi_model_env_and_option_choose_the_model(tmp_path, monkeypatch):
-    from fuxi_notebook.models import DEFAULT_MODEL, resolve_model
-    from fuxi_notebook.pricing import is_known_model
+    from fuxi_notebook._internal.models.anthropic import resolve_model
+    from fuxi_notebook._internal.models.names import DEFAULT_MODEL
+    from fuxi_notebook._internal.models.pricing import is_known_model
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
     assert resolve_model(None).name == DEFAULT_MODEL and is_known_model(DEFAULT_MODEL)
@@ -278,7 +279,7 @@ async def test_assistant_tool_use_block_has_parsed_input(tmp_path):
 
 async def test_a_budget_with_an_unpriced_model_is_refused_not_ignored(tmp_path):
     """A budget counted in dollars could never stop a model without a known price."""
-    from fuxi_notebook.agent.session import Session
+    from fuxi_notebook._internal.agent.session import Session
     from fuxi_notebook.errors import ConfigurationError
 
     model = ScriptedModel([[text("hi")]], name="gpt-4o")

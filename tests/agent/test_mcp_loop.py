@@ -17,7 +17,7 @@ from fuxi_notebook import (
     create_sdk_mcp_server,
     tool,
 )
-from fuxi_notebook.models.script import text, tool_use
+from fuxi_notebook._internal.models.script import text, tool_use
 
 from ..mcp.conftest import alive
 from .helpers import collect, result_text, tool_results

@@ -11,10 +11,10 @@ from fuxi_notebook import (
     PermissionRuleValue,
     PermissionUpdate,
     ScriptedModel,
-    switches,
 )
+from fuxi_notebook._internal.common import switches
+from fuxi_notebook._internal.models.script import text, tool_use
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.models.script import text, tool_use
 
 from .helpers import collect, result_text, tool_results
 
@@ -111,9 +111,9 @@ async def test_deny_with_interrupt_ends_the_run_and_skips_the_rest(tmp_path):
     async def refuse(name, tool_input, context):
         return PermissionResultDeny(message="Stop.", interrupt=True)
 
-    from fuxi_notebook.agent.loop import run_prompt
-    from fuxi_notebook.agent.run import Run
-    from fuxi_notebook.agent.session import Session
+    from fuxi_notebook._internal.agent.loop.loop import run_prompt
+    from fuxi_notebook._internal.agent.loop.run import Run
+    from fuxi_notebook._internal.agent.session import Session
 
     model = ScriptedModel([[_touch("first"), _touch("second")], [text("next prompt")]])
     session = Session(FuxiAgentOptions(model=model, cwd=tmp_path, can_use_tool=refuse))

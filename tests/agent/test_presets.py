@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
-from fuxi_notebook.agent.prompt import DEFAULT_SYSTEM_PROMPT
-from fuxi_notebook.agent.session import Session
+from fuxi_notebook._internal.agent.loop.prompt import DEFAULT_SYSTEM_PROMPT
+from fuxi_notebook._internal.agent.session import Session
+from fuxi_notebook._internal.models.script import text
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.models.script import text
 
 
 def _session(tmp_path, **options):
@@ -71,7 +71,7 @@ def test_env_chooses_the_model_and_the_thinking_budget_as_the_sdks_cli_would(tmp
 
 
 async def test_stderr_gets_a_line_per_request_response_and_tool_call(tmp_path):
-    from fuxi_notebook.models.script import tool_use
+    from fuxi_notebook._internal.models.script import tool_use
 
     from .helpers import collect
 

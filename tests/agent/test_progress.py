@@ -9,14 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from fuxi_notebook import FuxiAgentOptions, FuxiSDKClient, ResultMessage, ScriptedModel, StreamEvent
-from fuxi_notebook.agent.loop import run_prompt
-from fuxi_notebook.agent.progress import calling, current_call, report_output, reporter
-from fuxi_notebook.agent.run import Run
-from fuxi_notebook.agent.session import Session
-from fuxi_notebook.agent.usage import UsageTotals
-from fuxi_notebook.models import AnthropicModel, RetryPolicy
-from fuxi_notebook.models.script import Fault, Turn, text, tool_use
-from fuxi_notebook.tools.base import DeclaredTool, ToolContext, ToolOutput
+from fuxi_notebook._internal.agent.loop.loop import run_prompt
+from fuxi_notebook._internal.agent.loop.run import Run
+from fuxi_notebook._internal.agent.loop.usage import UsageTotals
+from fuxi_notebook._internal.agent.session import Session
+from fuxi_notebook._internal.models.anthropic import AnthropicModel
+from fuxi_notebook._internal.models.retry import RetryPolicy
+from fuxi_notebook._internal.models.script import Fault, Turn, text, tool_use
+from fuxi_notebook._internal.tools.base import DeclaredTool, ToolContext, ToolOutput
+from fuxi_notebook._internal.tools.progress import calling, current_call, report_output, reporter
 
 PRICED = "claude-opus-5"
 START = {"input_tokens": 100, "cache_read_input_tokens": 20, "cache_creation_input_tokens": 5}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fuxi_notebook import FuxiAgentOptions, trust_project_settings
-from fuxi_notebook.models import ScriptedModel
+from fuxi_notebook._internal.models.scripted import ScriptedModel
 from fuxi_notebook.testing import Turn, text, tool_use
 from fuxi_notebook.types import SystemMessage
 
@@ -132,7 +132,7 @@ async def test_a_subfolders_fuxi_md_reaches_the_model_when_it_reads_there(tmp_pa
 
 
 async def test_the_agent_cannot_trust_a_folder_by_writing_the_trust_store(tmp_path):
-    from fuxi_notebook.settings import trust_store_path
+    from fuxi_notebook._internal.settings.trust import trust_store_path
 
     store = trust_store_path()
     calls = [tool_use("Write", {"file_path": str(store), "content": "{}"}),
@@ -149,7 +149,7 @@ async def test_the_agent_cannot_trust_a_folder_by_writing_the_trust_store(tmp_pa
 async def test_the_users_own_settings_choose_model_and_env(tmp_path, fake_api):
     """`~/.fuxi/settings.json` is the user's own: its model and env apply at once (env
     reaches the API client and commands alike)."""
-    from fuxi_notebook.settings import user_folder
+    from fuxi_notebook._internal.settings.files import user_folder
 
     user_folder().mkdir(parents=True, exist_ok=True)
     (user_folder() / "settings.json").write_text(json.dumps({
@@ -200,7 +200,7 @@ async def test_command_skill_and_agent_files_leading_out_of_the_project_are_not_
 async def test_a_settings_hook_for_the_parent_only_does_not_fire_in_a_subagent(tmp_path):
     """UserPromptSubmit and Stop hooks belong to the main agent's prompt, whether they
     come from the options or from a settings file."""
-    from fuxi_notebook.settings import user_folder
+    from fuxi_notebook._internal.settings.files import user_folder
 
     from .subagent_helpers import agent_call, worker
 

@@ -16,7 +16,7 @@ from fuxi_notebook import (
     ToolUseBlock,
     UserMessage,
 )
-from fuxi_notebook.agent.tool_calls import FIRM_DENIAL_AT, STOP_DENIAL_AT
+from fuxi_notebook._internal.agent.loop.tool_calls import FIRM_DENIAL_AT, STOP_DENIAL_AT
 from fuxi_notebook.testing import text, tool_use
 from fuxi_notebook.types import Message
 

@@ -17,13 +17,13 @@ from fuxi_notebook import (
     UserMessage,
     query,
 )
-from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.sessions.api import get_session_messages, list_sessions
-from fuxi_notebook.sessions.store import (
+from fuxi_notebook._internal.sessions.api import get_session_messages, list_sessions
+from fuxi_notebook._internal.sessions.store import (
     FileSessionStore,
     InMemorySessionStore,
     project_key_for_directory,
 )
+from fuxi_notebook.errors import ConfigurationError
 from fuxi_notebook.testing import text, tool_use
 
 from .helpers import collect
@@ -203,7 +203,7 @@ class _BrokenStore(InMemorySessionStore):
 
 
 async def test_a_failing_store_is_reported_and_the_run_still_ends_well(tmp_path, monkeypatch):
-    from fuxi_notebook.agent import transcript_writer
+    from fuxi_notebook._internal.agent import transcript_writer
 
     monkeypatch.setattr(transcript_writer, "RETRY_DELAYS", (0, 0))
     _, messages = await _run("hi", tmp_path, "hello", session_store=_BrokenStore())
@@ -231,7 +231,7 @@ async def test_stopping_early_still_saves_a_conversation_that_can_go_on(tmp_path
 
 
 async def test_a_notebooks_session_can_be_resumed_but_not_written(tmp_path):
-    from fuxi_notebook.sessions.notebook_store import NotebookSessionStore
+    from fuxi_notebook._internal.sessions.notebook_store import NotebookSessionStore
 
     from ..sessions.notebooks import SID, write_notebook
 

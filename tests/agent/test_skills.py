@@ -16,10 +16,10 @@ from fuxi_notebook import (
     PermissionResultDeny,
     ScriptedModel,
 )
+from fuxi_notebook._internal.models.script import text, tool_use
+from fuxi_notebook._internal.permissions.rules import parse_rule
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.models.script import text, tool_use
 from fuxi_notebook.options import ToolPermissionContext
-from fuxi_notebook.permissions.rules import parse_rule
 
 from .helpers import collect, result_text, tool_results
 from .subagent_helpers import agent_call, worker

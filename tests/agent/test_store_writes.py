@@ -23,14 +23,14 @@ from fuxi_notebook import (
     query,
     tool,
 )
-from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.models.script import text, tool_use
-from fuxi_notebook.sessions.entries import chain
-from fuxi_notebook.sessions.store import (
+from fuxi_notebook._internal.models.script import text, tool_use
+from fuxi_notebook._internal.sessions.entries import chain
+from fuxi_notebook._internal.sessions.store import (
     FileSessionStore,
     InMemorySessionStore,
     project_key_for_directory,
 )
+from fuxi_notebook.errors import ConfigurationError
 
 from .helpers import collect, result_text, tool_results
 
@@ -128,7 +128,7 @@ class _BrokenStore(InMemorySessionStore):
 
 
 async def test_an_eager_store_that_fails_is_reported_at_the_end(tmp_path, monkeypatch):
-    from fuxi_notebook.agent import transcript_writer
+    from fuxi_notebook._internal.agent import transcript_writer
 
     monkeypatch.setattr(transcript_writer, "RETRY_DELAYS", (0,))
     model = ScriptedModel([[tool_use("Glob", {"pattern": "*"})], [text("fine")]])

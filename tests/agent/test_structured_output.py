@@ -6,8 +6,8 @@ import pytest
 from pydantic import BaseModel
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage, ScriptedModel
+from fuxi_notebook._internal.models.script import text, tool_use
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.models.script import text, tool_use
 
 from .helpers import collect, tool_results
 

@@ -13,10 +13,10 @@ from fuxi_notebook import (
     ScriptedModel,
     UserMessage,
 )
-from fuxi_notebook.agent.loop import run_prompt
-from fuxi_notebook.agent.run import Run
-from fuxi_notebook.agent.session import Session
-from fuxi_notebook.models.script import Turn, text, tool_use
+from fuxi_notebook._internal.agent.loop.loop import run_prompt
+from fuxi_notebook._internal.agent.loop.run import Run
+from fuxi_notebook._internal.agent.session import Session
+from fuxi_notebook._internal.models.script import Turn, text, tool_use
 
 from .helpers import collect, result_text, tool_results
 from .subagent_helpers import Gate, Hold, agent_call, says, two_step, worker

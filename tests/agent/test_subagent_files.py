@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
-from fuxi_notebook.agent.agent_files import AgentFileError, parse_agent_file
-from fuxi_notebook.models.script import text
+from fuxi_notebook._internal.agent.subagents.files import AgentFileError, parse_agent_file
+from fuxi_notebook._internal.models.script import text
 from fuxi_notebook.options import AgentDefinition
 
 from .helpers import collect, result_text, tool_results

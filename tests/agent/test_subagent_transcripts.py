@@ -16,8 +16,8 @@ from fuxi_notebook import (
     create_sdk_mcp_server,
     tool,
 )
-from fuxi_notebook.models.script import text, tool_use
-from fuxi_notebook.sessions.api import (
+from fuxi_notebook._internal.models.script import text, tool_use
+from fuxi_notebook._internal.sessions.api import (
     delete_session_via_store,
     get_session_messages,
     get_subagent_messages,
@@ -25,7 +25,7 @@ from fuxi_notebook.sessions.api import (
     list_subagents,
     list_subagents_from_store,
 )
-from fuxi_notebook.sessions.store import (
+from fuxi_notebook._internal.sessions.store import (
     FileSessionStore,
     InMemorySessionStore,
     project_key_for_directory,

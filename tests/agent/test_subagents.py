@@ -22,8 +22,8 @@ from fuxi_notebook import (
     ToolUseBlock,
     UserMessage,
 )
-from fuxi_notebook.models.script import text, tool_use
-from fuxi_notebook.pricing import cost_usd
+from fuxi_notebook._internal.models.pricing import cost_usd
+from fuxi_notebook._internal.models.script import text, tool_use
 
 from .helpers import collect, result_text, tool_results
 from .subagent_helpers import WORKER_PROMPT, agent_call, delegating, is_subagent, task_of, worker
@@ -292,7 +292,7 @@ async def test_a_definition_in_code_does_not_widen_the_parents_mode(tmp_path, mo
                                                                      mode):
     """Issue 18, finding 7: a parent in default mode, no rule, no can_use_tool; the
     subagent's definition asks for a wider mode (bypass with IS_SANDBOX=1 as root)."""
-    from fuxi_notebook import switches
+    from fuxi_notebook._internal.common import switches
 
     monkeypatch.setitem(switches.VALUES, "IS_SANDBOX", "1")
     model = delegating([tool_use("Write", {"file_path": "x.txt", "content": "x"})],
@@ -312,7 +312,7 @@ async def test_a_definition_in_code_does_not_widen_the_parents_mode(tmp_path, mo
     ("plan", "dontAsk", True), ("dontAsk", "plan", True), ("auto", "default", True),
 ])
 def test_which_modes_widen_which(child, parent, widens):
-    from fuxi_notebook.permissions.engine import widens as widening
+    from fuxi_notebook._internal.permissions.modes import widens as widening
 
     assert widening(child, parent) is widens
 

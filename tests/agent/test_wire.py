@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fuxi_notebook import AssistantMessage, FuxiAgentOptions, FuxiSDKClient, ResultMessage
-from fuxi_notebook.models import AnthropicModel, RetryPolicy
+from fuxi_notebook._internal.models.anthropic import AnthropicModel
+from fuxi_notebook._internal.models.retry import RetryPolicy
 from fuxi_notebook.testing import Fault, Turn, text, tool_use
 
 from .helpers import collect, result_text, tool_results
@@ -189,7 +190,7 @@ class BadImage:
     async def run(self, input, ctx):
         import base64
 
-        from fuxi_notebook.tools.base import ToolOutput
+        from fuxi_notebook._internal.tools.base import ToolOutput
 
         data = base64.b64encode(b"this is text, not a PNG").decode()
         return ToolOutput(content=[{"type": "text", "text": "the screen:"}, {
@@ -200,9 +201,9 @@ class BadImage:
 async def test_content_the_api_rejects_is_replaced_and_the_conversation_goes_on(
         fake_api, wire_model, tmp_path):
     """Issue 8, finding 7: a 400 caused by what the run added must not poison the session."""
-    from fuxi_notebook.agent.loop import run_prompt
-    from fuxi_notebook.agent.run import Run
-    from fuxi_notebook.agent.session import Session
+    from fuxi_notebook._internal.agent.loop.loop import run_prompt
+    from fuxi_notebook._internal.agent.loop.run import Run
+    from fuxi_notebook._internal.agent.session import Session
 
     fake_api.add(Turn([tool_use("Snapshot", {})]), Turn([text("I could not see it.")]),
                  Turn([text("still here")]))

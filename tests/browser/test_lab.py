@@ -16,7 +16,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook._internal.sessions.record import RECORD_MIME
 from fuxi_notebook.testing import FakeMessagesServer, Fault, Turn, text, tool_use
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from fuxi_notebook.context.compaction import asks_for_summary
+from fuxi_notebook._internal.context.compaction import asks_for_summary
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
 from .conftest import close_pages, running_lab

@@ -182,7 +182,7 @@ def _forge_overview(folder: Path, commands: list[str]) -> None:
     """Add Bash calls (each recorded as approved) to the overview cell's record."""
     import json
 
-    from fuxi_notebook.sessions import RECORD_MIME
+    from fuxi_notebook._internal.sessions.record import RECORD_MIME
 
     path = folder / "quickstart.ipynb"
     document = json.loads(path.read_text())

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
-from fuxi_notebook.sessions.notebook_file import read_notebook
+from fuxi_notebook._internal.sessions.notebook_file import read_notebook
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
 from .conftest import close_pages, running_lab

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from fuxi_notebook._internal.mcp_servers import parse_mcp_servers
+from fuxi_notebook._internal.mcp_servers.names import tool_names
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.mcp_servers import parse_mcp_servers
-from fuxi_notebook.mcp_servers.names import tool_names
 
 SERVERS = {"files": {"command": "npx", "args": ["-y", "server-files"]},
            "web": {"type": "http", "url": "https://example.com/mcp",

@@ -6,8 +6,8 @@ import base64
 
 from mcp import types
 
-from fuxi_notebook.mcp_servers.convert import MAX_IMAGES, MAX_RESULT_CHARS, to_output
-from fuxi_notebook.models.wire_check import request_problem
+from fuxi_notebook._internal.mcp_servers.convert import MAX_IMAGES, MAX_RESULT_CHARS, to_output
+from fuxi_notebook._internal.models.wire_check import request_problem
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
 GIF = base64.b64encode(b"GIF89a" + b"\x00" * 16).decode()

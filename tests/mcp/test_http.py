@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fuxi_notebook.mcp_servers import McpServers
-from fuxi_notebook.mcp_servers.tool_search import SETTING
+from fuxi_notebook._internal.mcp_servers import McpServers
+from fuxi_notebook._internal.mcp_servers.tool_search import SETTING
 
 
 @pytest.fixture(autouse=True)

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from fuxi_notebook._internal.mcp_servers.config import parse_mcp_servers
+from fuxi_notebook._internal.mcp_servers.names import server_name_problem, tool_names
+from fuxi_notebook._internal.models.wire_check import TOOL_NAME as API_TOOL_NAME
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.mcp_servers.config import parse_mcp_servers
-from fuxi_notebook.mcp_servers.names import API_TOOL_NAME, server_name_problem, tool_names
 
 #: the API's rule, written without `$`
 API_RULE = re.compile(r"[a-zA-Z0-9_-]{1,128}")

@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import pytest
 
-from fuxi_notebook.mcp_servers import McpServers, create_sdk_mcp_server, tool
-from fuxi_notebook.mcp_servers.schema import input_json_schema
-from fuxi_notebook.mcp_servers.tool_search import SETTING
+from fuxi_notebook._internal.mcp_servers import McpServers, create_sdk_mcp_server, tool
+from fuxi_notebook._internal.mcp_servers.schema import input_json_schema
+from fuxi_notebook._internal.mcp_servers.tool_search import SETTING
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
 
@@ -192,7 +192,7 @@ def test_input_schema_forms() -> None:
 
 
 def test_import_stays_light() -> None:
-    code = ("import sys, fuxi_notebook, fuxi_notebook.mcp_servers as m; "
+    code = ("import sys, fuxi_notebook, fuxi_notebook._internal.mcp_servers as m; "
             "m.parse_mcp_servers({'a': {'command': 'x'}}); m.McpServers; m.tool; "
             "print('mcp' in sys.modules)")
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

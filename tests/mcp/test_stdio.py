@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fuxi_notebook.mcp_servers import McpServers
-from fuxi_notebook.mcp_servers.tool_search import SETTING
+from fuxi_notebook._internal.mcp_servers import McpServers
+from fuxi_notebook._internal.mcp_servers.tool_search import SETTING
 
 from .conftest import alive, stdio_config
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage
-from fuxi_notebook.agent.loop import run_prompt
-from fuxi_notebook.agent.run import Run
-from fuxi_notebook.agent.session import Session
-from fuxi_notebook.mcp_servers import McpServers, create_sdk_mcp_server, tool
-from fuxi_notebook.mcp_servers.tool_search import (
+from fuxi_notebook._internal.agent.loop.loop import run_prompt
+from fuxi_notebook._internal.agent.loop.run import Run
+from fuxi_notebook._internal.agent.session import Session
+from fuxi_notebook._internal.mcp_servers import McpServers, create_sdk_mcp_server, tool
+from fuxi_notebook._internal.mcp_servers.tool_search import (
     DEFER_MIN_CHARS,
     DEFER_MIN_TOOLS,
     SETTING,
@@ -24,8 +24,8 @@ from fuxi_notebook.mcp_servers.tool_search import (
     should_defer,
     with_tool_search,
 )
+from fuxi_notebook._internal.tools.registry import ToolRegistry
 from fuxi_notebook.testing import Turn, text, tool_use
-from fuxi_notebook.tools.registry import ToolRegistry
 
 
 class Fake:

@@ -11,8 +11,8 @@ from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
+from fuxi_notebook._internal.tools.base import ToolContext
 from fuxi_notebook.testing import FakeMessagesServer
-from fuxi_notebook.tools.base import ToolContext
 
 from .kernel_harness import loaded_kernel
 

@@ -204,7 +204,7 @@ def wait_until(condition: Any, timeout: float = 20.0) -> None:
 
 def record_of(result: CellResult) -> dict[str, Any]:
     """The session record a `%%fuxi` cell left in its final display."""
-    from fuxi_notebook.sessions import RECORD_MIME
+    from fuxi_notebook._internal.sessions.record import RECORD_MIME
 
     return result.final(RECORD_MIME)["data"][RECORD_MIME]
 

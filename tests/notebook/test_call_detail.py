@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from fuxi_notebook.notebook.call_detail import describe_call
+from fuxi_notebook._internal.notebook.display.call_detail import describe_call
 
 
 def _text(markup: str) -> str:

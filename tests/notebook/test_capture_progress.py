@@ -8,10 +8,10 @@ import sys
 import threading
 from typing import Any
 
-from fuxi_notebook.agent.progress import PROGRESS_CHARS, calling
-from fuxi_notebook.notebook.kernel_capture import Capture
-from fuxi_notebook.notebook.kernel_python import PythonTool
-from fuxi_notebook.tools.base import ToolContext
+from fuxi_notebook._internal.notebook.kernel.capture import Capture
+from fuxi_notebook._internal.notebook.kernel.python import PythonTool
+from fuxi_notebook._internal.tools.base import ToolContext
+from fuxi_notebook._internal.tools.progress import PROGRESS_CHARS, calling
 
 WAIT = 30.0  # bound of every wait for evidence; never reached when things work
 

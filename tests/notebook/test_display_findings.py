@@ -165,7 +165,7 @@ def test_an_interrupt_while_a_card_waits_leaves_no_widget_behind(tmp_path, serve
 # -- unit: the live view and the cards -------------------------------------------------------
 
 def _view(*calls: tuple[str, str, dict], kind_of: Any = None) -> Any:
-    from fuxi_notebook.notebook.view import LiveView
+    from fuxi_notebook._internal.notebook.display.view import LiveView
     from fuxi_notebook.types import AssistantMessage, ToolUseBlock
 
     view = LiveView(kind_of=kind_of)
@@ -236,7 +236,10 @@ def test_a_question_waits_for_an_answer_by_its_declared_kind():
 
 
 def test_decided_lines_of_a_question_speak_of_an_answer():
-    from fuxi_notebook.notebook.approval_widgets import _decided_text, _interrupted_text
+    from fuxi_notebook._internal.notebook.display.approval_widgets import (
+        _decided_text,
+        _interrupted_text,
+    )
 
     answered = _decided_text("Survey", QUESTION, (
         "allow", None, {**QUESTION, "answers": {"Which format?": "CSV"}}), "ask")
@@ -250,7 +253,7 @@ def test_decided_lines_of_a_question_speak_of_an_answer():
 
 
 def test_a_note_of_several_lines_is_one_blockquote_with_every_line_marked():
-    from fuxi_notebook.notebook.view import LiveView
+    from fuxi_notebook._internal.notebook.display.view import LiveView
 
     view = LiveView()
     view.items.append(["note", "fuxi: first\nsecond"])
@@ -261,7 +264,7 @@ def test_a_saved_output_is_shown_again_as_strings():
     """Finding 4: the saved transcript, shown again with a corrupted record's error, came
     from the notebook file, where text is a list of lines: the browser joined it with
     commas (one blockquote with ", ," in it)."""
-    from fuxi_notebook.notebook.outputs import saved_bundle
+    from fuxi_notebook._internal.notebook.cell.outputs import saved_bundle
 
     saved = {"text/markdown": ["> first line\n", ">\n", "> second line"],
              "text/plain": ["a\n", "b"], "application/json": ["kept", "as data"],
@@ -276,8 +279,8 @@ def test_a_saved_output_is_shown_again_as_strings():
 def test_the_end_line_follows_the_outputs_own_metadata():
     """Finding 5: replayed or not is read from the output's metadata, so a replay of a
     saved output writes that output again (nbval compares them)."""
-    from fuxi_notebook.notebook.outputs import record_outputs
-    from fuxi_notebook.sessions import build_record
+    from fuxi_notebook._internal.notebook.cell.outputs import record_outputs
+    from fuxi_notebook._internal.sessions.record import build_record
 
     from ..sessions.helpers import build_kwargs
 
@@ -310,7 +313,7 @@ def _shown(messages: list[dict[str, Any]]) -> str:
 
 
 def _final_text(result: Any) -> str:
-    from fuxi_notebook.sessions import RECORD_MIME
+    from fuxi_notebook._internal.sessions.record import RECORD_MIME
 
     return result.final(RECORD_MIME)["data"]["text/plain"]
 
@@ -359,7 +362,7 @@ def test_an_interrupted_call_reads_interrupted_and_the_reason_is_said_once(fresh
     assert result.status == "error"
     [error] = [m["content"] for m in result.messages if m["msg_type"] == "error"]
     assert error["traceback"][0].startswith("Stopped: interrupted by the user")
-    from fuxi_notebook.sessions import RECORD_MIME
+    from fuxi_notebook._internal.sessions.record import RECORD_MIME
 
     final = result.final(RECORD_MIME)["data"]
     for saved in (final["text/plain"], final["text/markdown"]):
@@ -387,7 +390,7 @@ def _nbval(path: Path) -> Any:
 
 
 def _end_lines(cell: Any) -> tuple[str, str]:
-    from fuxi_notebook.sessions import RECORD_MIME
+    from fuxi_notebook._internal.sessions.record import RECORD_MIME
 
     [data] = [o["data"] for o in cell.outputs if RECORD_MIME in o.get("data", {})]
     return data["text/plain"].splitlines()[-1], data["text/markdown"].splitlines()[-1]
@@ -420,7 +423,7 @@ def test_a_watched_replay_says_it_replayed_and_nbval_passes_before_and_after(tmp
     recorded = plain.removeprefix("Done · ")
     assert replayed_plain == f"Replayed · 0 requests · recorded: {recorded}"
     assert replayed_markdown.startswith("**Replayed** · 0 requests · recorded: 2 turns · ")
-    from fuxi_notebook.sessions import RECORD_MIME
+    from fuxi_notebook._internal.sessions.record import RECORD_MIME
 
     [metadata] = [o["metadata"]["fuxi"] for o in nb.cells[1].outputs
                   if RECORD_MIME in o.get("data", {})]
@@ -436,7 +439,7 @@ def test_a_corrupted_record_shows_the_saved_transcript_as_text(tmp_path, server)
     """Finding 4: with a corrupted record (its `messages` a string) the cell says so, and
     the saved transcript shown above rendered with ", ," in one blockquote (Notebook 7
     joins a list it is sent with commas)."""
-    from fuxi_notebook.sessions import RECORD_MIME
+    from fuxi_notebook._internal.sessions.record import RECORD_MIME
 
     server.add(Turn([text("line one\n\nline two")]))
     path, nb = loaded_notebook(tmp_path, "%%fuxi --new\nfirst line\n\nsecond line")

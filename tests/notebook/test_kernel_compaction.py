@@ -9,7 +9,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from fuxi_notebook.context.compaction import SUMMARY_OPEN, asks_for_summary
+from fuxi_notebook._internal.context.compaction import SUMMARY_OPEN, asks_for_summary
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 from fuxi_notebook.testing.frontend import NotebookFrontend
 

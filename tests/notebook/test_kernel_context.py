@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuxi_notebook.notebook.kernel_tools import KernelContext
+from fuxi_notebook._internal.notebook.kernel.tools import KernelContext
 
 
 def run(shell, *cells: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook._internal.sessions.record import RECORD_MIME
 from fuxi_notebook.testing import Turn, text
 
 SECRET = "tok-3f9a7c1e5d2b8a64-context-test"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook._internal.sessions.record import RECORD_MIME
 from fuxi_notebook.testing import Turn, text, tool_use
 from fuxi_notebook.testing.frontend import _Outputs
 
@@ -207,8 +207,8 @@ def test_a_long_python_call_shows_what_it_printed_while_it_runs(fresh, api):
 
 
 def test_the_live_view_is_redacted_paragraph_by_paragraph_as_a_whole_would_be():
-    from fuxi_notebook.notebook.render import LiveRenderer
-    from fuxi_notebook.sessions.redact import redact_text
+    from fuxi_notebook._internal.notebook.display.render import LiveRenderer
+    from fuxi_notebook._internal.sessions.redact import redact_text
 
     text = ("Keys: sk-ant-api03-" + "a" * 40 + "\n\npassword = hunter2\n\n"
             "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----\n\nplain words")
@@ -249,7 +249,7 @@ async def test_closing_a_live_renderer_ends_its_ticker_and_thread():
     import contextlib
     import threading
 
-    from fuxi_notebook.notebook import render
+    from fuxi_notebook._internal.notebook.display import render
 
     renderer = render.LiveRenderer()
     renderer.start("prompt", [])  # no shell here: IPython's display, which prints

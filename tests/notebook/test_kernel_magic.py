@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook._internal.sessions.record import RECORD_MIME
 from fuxi_notebook.testing import Fault, Turn, text, tool_use
 
 from .kernel_harness import KernelHarness, record_of, wait_until
@@ -338,7 +338,7 @@ def test_interrupt_aborts_queued_cells(fresh, api):
 def test_old_ipykernel_is_refused_with_a_clear_message(monkeypatch):
     import ipykernel
 
-    from fuxi_notebook.notebook import extension
+    from fuxi_notebook._internal.notebook.cell import magic as extension
 
     class Shell:
         kernel = object()
@@ -412,7 +412,7 @@ def test_a_headless_model_repeating_a_denied_call_is_stopped(fresh, api):
 
 
 def test_headless_runs_have_a_default_turn_cap(fresh, api):
-    from fuxi_notebook.notebook.controller import HEADLESS_MAX_TURNS
+    from fuxi_notebook._internal.notebook.cell.controller import HEADLESS_MAX_TURNS
 
     api.add(*[Turn([tool_use("Bash", {"command": f"echo {n}"})])
               for n in range(HEADLESS_MAX_TURNS + 5)])

@@ -98,7 +98,7 @@ def test_a_kernel_function_becomes_a_tool(fresh, api):
     assert offered["mcp__notebook__region_total"]["description"].startswith("Total sales")
     answer = api.requests[1]["messages"][-1]["content"][0]
     assert not answer.get("is_error") and "2" in json.dumps(answer["content"])
-    fresh.run("from fuxi_notebook.mcp_servers.functions import forget_all; forget_all()")
+    fresh.run("from fuxi_notebook._internal.mcp_servers.functions import forget_all; forget_all()")
 
 
 def test_shutting_the_kernel_down_leaves_no_server_process(api, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook._internal.sessions.record import RECORD_MIME
 from fuxi_notebook.testing import Turn, text
 
 from .kernel_harness import record_of

@@ -129,18 +129,18 @@ _FIND = ("import gc\n"
 TAMPERING = {
     "notebook defaults": _FIND + "find('NotebookAgent')[0].defaults['allowed_tools'] = ['Bash']",
     "engine rules": _FIND + (
-        "from fuxi_notebook.permissions.rules import parse_rule\n"
+        "from fuxi_notebook._internal.permissions.rules import parse_rule\n"
         "for e in find('PermissionEngine'):\n"
         "    e.rules['allow'].append(parse_rule('Bash'))"),
     "engine mode": _FIND + "for e in find('PermissionEngine'):\n    e.mode = 'bypassPermissions'",
     "a permission method": (
-        "from fuxi_notebook.permissions.engine import PermissionEngine\n"
+        "from fuxi_notebook._internal.permissions.engine import PermissionEngine\n"
         "PermissionEngine._auto_approved = lambda self, judged, hook: True"),
     "a judge function": (
-        "import fuxi_notebook.permissions.judge as j\n"
+        "import fuxi_notebook._internal.permissions.judge as j\n"
         "j.reach_of = lambda declared, tool_input: None"),
     "a tool's declared kind": (
-        "from fuxi_notebook.tools.shell import BashTool\nBashTool.kind = 'read'"),
+        "from fuxi_notebook._internal.tools.shell import BashTool\nBashTool.kind = 'read'"),
     "granted rules": _FIND + (
         "from fuxi_notebook.options import PermissionUpdate\n"
         "for c in find('Conversation'):\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from fuxi_notebook.sessions import RECORD_MIME
+from fuxi_notebook._internal.sessions.record import RECORD_MIME
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 from fuxi_notebook.testing.frontend import NotebookFrontend
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from fuxi_notebook.notebook.kernel_tools import (
+from fuxi_notebook._internal.notebook.kernel.tools import (
     InsertCellTool,
     InspectTool,
     NotebookReadTool,
@@ -19,7 +19,7 @@ from fuxi_notebook.notebook.kernel_tools import (
     kernel_tools,
     notebook_path,
 )
-from fuxi_notebook.tools.base import Tool, ToolError, ToolOutput
+from fuxi_notebook._internal.tools.base import Tool, ToolError, ToolOutput
 
 
 async def python(shell, ctx, code: str) -> ToolOutput:

@@ -180,8 +180,8 @@ def test_code_the_agent_ran_cannot_change_how_a_later_cell_is_read(fresh, api, t
 
 def test_a_fuxi_cell_run_from_code_is_refused_with_one_line(fresh, api):
     api.add(Turn([tool_use("Bash", {"command": "touch from-code"})]), Turn([text("ok")]))
-    result = fresh.run("await __import__('fuxi_notebook.notebook.extension', fromlist=['_'])"
-                       ".run_fuxi_cell('--allowed-tools Bash', 'make it')")
+    result = fresh.run("await __import__('fuxi_notebook._internal.notebook.cell.magic', "
+                       "fromlist=['_']).run_fuxi_cell('--allowed-tools Bash', 'make it')")
     assert not (fresh.work / "from-code").exists() and api.requests == []
     assert result.reply["content"]["ename"] == "UsageError"
     assert "not the text of the cell you ran" in result.reply["content"]["evalue"]

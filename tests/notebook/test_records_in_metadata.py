@@ -12,9 +12,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from fuxi_notebook.sessions import RECORD_MIME
-from fuxi_notebook.sessions.cell_record import METADATA_KEY
-from fuxi_notebook.sessions.notebook_file import read_notebook
+from fuxi_notebook._internal.sessions.cell_record import METADATA_KEY
+from fuxi_notebook._internal.sessions.notebook_file import read_notebook
+from fuxi_notebook._internal.sessions.record import RECORD_MIME
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 from fuxi_notebook.testing.frontend import NotebookFrontend
 

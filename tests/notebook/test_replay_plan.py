@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fuxi_notebook.models.replay import ReplayModel
-from fuxi_notebook.models.scripted import ScriptedModel
-from fuxi_notebook.notebook.replay_consent import FOLD_LINES, replay_consent
-from fuxi_notebook.notebook.replay_plan import ReplayRefused, replay_plan
+from fuxi_notebook._internal.models.replay import ReplayModel
+from fuxi_notebook._internal.models.scripted import ScriptedModel
+from fuxi_notebook._internal.notebook.replay.consent import FOLD_LINES, replay_consent
+from fuxi_notebook._internal.notebook.replay.plan import ReplayRefused, replay_plan
+from fuxi_notebook._internal.permissions.engine import always_allow_rule
+from fuxi_notebook._internal.sessions.record import build_record
+from fuxi_notebook._internal.tools.base import Declaration
 from fuxi_notebook.options import FuxiAgentOptions
-from fuxi_notebook.permissions.engine import always_allow_rule
-from fuxi_notebook.sessions.record import build_record
-from fuxi_notebook.tools.base import Declaration
 from tests.sessions.helpers import build_kwargs, result_message
 
 CWD = Path.cwd()
@@ -27,7 +27,7 @@ CWD = Path.cwd()
 
 def _declared() -> dict[str, Declaration]:
     """This kernel's declarations: the built-in and session tools, and the Python tool."""
-    from fuxi_notebook.agent.session import Session
+    from fuxi_notebook._internal.agent.session import Session
 
     session = Session(FuxiAgentOptions(model=ScriptedModel([]), cwd=CWD))
     return {**session.permissions.declared,
@@ -284,7 +284,7 @@ _TURN = st.lists(st.one_of(_BLOCK, st.builds(lambda t: {"type": "text", "text": 
 
 async def _played(turns: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The tool calls the replay model streams for these turns, as the loop receives them."""
-    from fuxi_notebook.models.base import ModelRequest, ModelResponse
+    from fuxi_notebook._internal.models.base import ModelRequest, ModelResponse
 
     model = ReplayModel(turns, name="claude-sonnet-5-5")
     calls = []
@@ -323,7 +323,7 @@ def test_the_replay_plays_exactly_the_calls_the_card_lists(turns):
             for key, value in call.input.items():
                 shown = value if isinstance(value, str) else json.dumps(value,
                                                                         ensure_ascii=False)
-                from fuxi_notebook.visible import reveal
+                from fuxi_notebook._internal.common.visible import reveal
 
                 assert reveal(shown).text.split("\n")[0] in card.markdown, (key, value)
                 for char in "\u202e\u200b\r":

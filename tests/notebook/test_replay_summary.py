@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fuxi_notebook import switches
-from fuxi_notebook.notebook.replay_cell import replay_mode
-from fuxi_notebook.notebook.replay_consent import ReplayConsent
+from fuxi_notebook._internal.common import switches
+from fuxi_notebook._internal.notebook.replay.consent import ReplayConsent
+from fuxi_notebook._internal.notebook.replay.decide import replay_mode
 
 
 @pytest.mark.parametrize(("cell", "default", "env", "key", "expected"), [
@@ -32,7 +32,7 @@ def test_an_unusable_fuxi_replay_is_named(monkeypatch):
 
 
 async def test_terminal_ipython_asks_yes_or_no_before_a_replay():
-    from fuxi_notebook.notebook.render import TextRenderer
+    from fuxi_notebook._internal.notebook.display.render import TextRenderer
 
     consent = ReplayConsent(markdown="**Replay?** `x`", text="Replay the recorded agent "
                             "runs? 1 call\n  1. cell c1 · Bash (execute)\n     command: x",

@@ -14,8 +14,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from fuxi_notebook.notebook.outputs import record_outputs
-from fuxi_notebook.sessions import RECORD_MIME, load_record
+from fuxi_notebook._internal.notebook.cell.outputs import record_outputs
+from fuxi_notebook._internal.sessions.record import RECORD_MIME, load_record
 from fuxi_notebook.testing import FakeMessagesServer
 from fuxi_notebook.testing.frontend import NotebookFrontend
 

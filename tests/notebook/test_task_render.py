@@ -9,17 +9,16 @@ from typing import Any
 
 import pytest
 
-from fuxi_notebook.notebook.render import LiveRenderer, TextRenderer
-from fuxi_notebook.notebook.view import LiveView
-from fuxi_notebook.sessions import (
-    build_record,
-    load_record,
+from fuxi_notebook._internal.notebook.display.render import LiveRenderer, TextRenderer
+from fuxi_notebook._internal.notebook.display.view import LiveView
+from fuxi_notebook._internal.sessions.record import build_record, load_record
+from fuxi_notebook._internal.sessions.text.transcript import (
     render_transcript,
     render_transcript_text,
+    transcript_segments,
 )
-from fuxi_notebook.sessions.transcript import transcript_segments
-from fuxi_notebook.tools.base import ToolContext, ToolError
-from fuxi_notebook.tools.tasks import TaskList, task_tools
+from fuxi_notebook._internal.tools.base import ToolContext, ToolError
+from fuxi_notebook._internal.tools.tasks import TaskList, task_tools
 from fuxi_notebook.types import (
     AssistantMessage,
     Message,

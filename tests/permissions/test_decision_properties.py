@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fuxi_notebook import FuxiAgentOptions
-from fuxi_notebook.permissions.engine import PermissionEngine
+from fuxi_notebook._internal.permissions.engine import PermissionEngine
 
 ALLOWED = ["git status", "ls -la", "echo hi", "pwd", "git log --oneline"]
 DENIED = ["rm -rf x", "curl -s evil.sh", "r\\m x", '"rm" x', "timeout 5 rm x", "command rm x",

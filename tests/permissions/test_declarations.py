@@ -15,11 +15,11 @@ from typing import Any, ClassVar
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, PermissionResultDeny
-from fuxi_notebook.notebook.kernel_tools import kernel_tools
+from fuxi_notebook._internal.notebook.kernel.tools import kernel_tools
+from fuxi_notebook._internal.permissions.engine import PermissionEngine
+from fuxi_notebook._internal.tools.base import DeclaredTool, Reach, ToolContext, ToolOutput, kind_of
+from fuxi_notebook._internal.tools.builtin import builtin_tools
 from fuxi_notebook.options import ToolPermissionContext
-from fuxi_notebook.permissions.engine import PermissionEngine
-from fuxi_notebook.tools.base import DeclaredTool, Reach, ToolContext, ToolOutput, kind_of
-from fuxi_notebook.tools.builtin import builtin_tools
 
 
 class Recorder:

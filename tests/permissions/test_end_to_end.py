@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fuxi_notebook import FuxiAgentOptions, HookMatcher, ScriptedModel, switches
-from fuxi_notebook.models.script import Turn, text, tool_use
+from fuxi_notebook import FuxiAgentOptions, HookMatcher, ScriptedModel
+from fuxi_notebook._internal.common import switches
+from fuxi_notebook._internal.models.script import Turn, text, tool_use
 
 from ..agent.helpers import collect, result_text, tool_results
 
@@ -348,7 +349,7 @@ async def test_row33_repo_config_does_nothing_without_explicit_opt_in(tmp_path, 
     (tmp_path / ".mcp.json").write_text('{"mcpServers": {"x": {"command": "touch"}}}')
     (tmp_path / ".envrc").write_text("touch SENTINEL\n")
     (tmp_path / "FUXI.md").write_text("Project notes.\n")
-    from fuxi_notebook.models import AnthropicModel
+    from fuxi_notebook._internal.models.anthropic import AnthropicModel
 
     fake_api.add(Turn([tool_use("Bash", {"command": "touch SENTINEL"})]), Turn([text("ok")]))
     model = AnthropicModel("claude-sonnet-5-5", api_key="k", base_url=fake_api.url)

@@ -10,17 +10,18 @@ from typing import Any, ClassVar
 
 import pytest
 
-from fuxi_notebook import FuxiAgentOptions, PermissionUpdate, ScriptedModel, switches
-from fuxi_notebook.agent.loop import run_prompt
-from fuxi_notebook.agent.run import Run
-from fuxi_notebook.agent.session import Session
-from fuxi_notebook.notebook.controller import NotebookAgent
+from fuxi_notebook import FuxiAgentOptions, PermissionUpdate, ScriptedModel
+from fuxi_notebook._internal.agent.loop.loop import run_prompt
+from fuxi_notebook._internal.agent.loop.run import Run
+from fuxi_notebook._internal.agent.session import Session
+from fuxi_notebook._internal.common import switches
+from fuxi_notebook._internal.notebook.cell.controller import NotebookAgent
+from fuxi_notebook._internal.permissions import judge
+from fuxi_notebook._internal.permissions.engine import PermissionEngine
+from fuxi_notebook._internal.permissions.rules import parse_rule
+from fuxi_notebook._internal.tools.base import DeclaredTool, ToolContext, ToolOutput
 from fuxi_notebook.options import PermissionRuleValue
-from fuxi_notebook.permissions import judge
-from fuxi_notebook.permissions.engine import PermissionEngine
-from fuxi_notebook.permissions.rules import parse_rule
 from fuxi_notebook.testing import text, tool_use
-from fuxi_notebook.tools.base import DeclaredTool, ToolContext, ToolOutput
 from fuxi_notebook.types import ResultMessage
 
 from ..agent.helpers import result_text

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 from mcp import types
 
-from fuxi_notebook import FuxiAgentOptions, switches
-from fuxi_notebook.mcp_servers.adapter import McpTool
-from fuxi_notebook.permissions.engine import PermissionEngine
-from fuxi_notebook.tools.base import ToolOutput
-from fuxi_notebook.tools.builtin import builtin_tools
+from fuxi_notebook import FuxiAgentOptions
+from fuxi_notebook._internal.common import switches
+from fuxi_notebook._internal.mcp_servers.adapter import McpTool
+from fuxi_notebook._internal.permissions.engine import PermissionEngine
+from fuxi_notebook._internal.tools.base import ToolOutput
+from fuxi_notebook._internal.tools.builtin import builtin_tools
 
 from .test_declarations import Custom, Recorder
 

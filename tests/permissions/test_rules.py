@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from fuxi_notebook._internal.permissions.facts import normalise_host
+from fuxi_notebook._internal.permissions.rules import parse_rule
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.permissions.facts import normalise_host
-from fuxi_notebook.permissions.rules import parse_rule
 
 
 @pytest.mark.parametrize(("rule", "command", "matches"), [

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from fuxi_notebook import FuxiAgentOptions, HookMatcher, PermissionResultDeny, switches
-from fuxi_notebook.permissions.engine import PermissionEngine
+from fuxi_notebook import FuxiAgentOptions, HookMatcher, PermissionResultDeny
+from fuxi_notebook._internal.common import switches
+from fuxi_notebook._internal.permissions.engine import PermissionEngine
 
 
 class Recorder:
@@ -328,7 +329,7 @@ async def test_row25_protected_paths_reached_through_globs_copies_and_options_as
 
 
 def test_row25_protected_names_are_case_folded_on_case_insensitive_systems(monkeypatch):
-    from fuxi_notebook.permissions import paths
+    from fuxi_notebook._internal.permissions import paths
 
     facts = paths.PathFacts(Path("/w/.Git/config"), Path("/w/.Git/config"))
     monkeypatch.setattr(paths, "CASE_INSENSITIVE", False)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuxi_notebook.permissions.shell import (
+from fuxi_notebook._internal.permissions.shell.analysis import (
     SimpleCommand,
     analyse,
     critical_removal,
@@ -606,7 +606,7 @@ def test_row20_long_command_still_lists_commands() -> None:
 
 
 def test_import_is_lazy() -> None:
-    code = ("import sys, fuxi_notebook.permissions.shell; "
+    code = ("import sys, fuxi_notebook._internal.permissions.shell.analysis; "
             "assert 'tree_sitter' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -20,9 +20,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fuxi_notebook.permissions import shell_glob, shell_reach
-from fuxi_notebook.permissions.bash import BashVerdict, judge_bash
-from fuxi_notebook.permissions.judge import RuleBook, no_refusal
+from fuxi_notebook._internal.permissions.bash import BashVerdict, judge_bash
+from fuxi_notebook._internal.permissions.judge import RuleBook
+from fuxi_notebook._internal.permissions.shell import glob as shell_glob
+from fuxi_notebook._internal.permissions.shell import reach as shell_reach
 
 from .test_security_cases import bash, make_engine, outcome
 
@@ -307,7 +308,7 @@ def test_a_glob_in_a_redirect_target_is_seen(home):
 
 def judge(home: Path, command: str) -> BashVerdict:
     book = RuleBook({"allow": [], "deny": [], "ask": []}, [home.resolve()])
-    return judge_bash(command, base=home, rules=book.rules, paths=book, refuse=no_refusal)
+    return judge_bash(command, base=home, rules=book.rules, paths=book, refuse=lambda _: None)
 
 
 def _auto(verdict: BashVerdict) -> bool:
@@ -351,7 +352,7 @@ def test_an_option_the_parser_does_not_know_is_unresolvable(home, command):
 
 
 def _only(command: str):
-    from fuxi_notebook.permissions.shell import analyse
+    from fuxi_notebook._internal.permissions.shell.analysis import analyse
 
     commands = analyse(command).commands
     assert len(commands) == 1

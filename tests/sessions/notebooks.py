@@ -7,7 +7,7 @@ from typing import Any
 
 import nbformat
 
-from fuxi_notebook.sessions import RECORD_MIME, SessionRecord, build_record
+from fuxi_notebook._internal.sessions.record import RECORD_MIME, SessionRecord, build_record
 
 from .helpers import build_kwargs, result_message, run_messages
 

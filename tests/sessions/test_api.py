@@ -8,8 +8,7 @@ import subprocess
 
 import pytest
 
-from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.sessions.api import (
+from fuxi_notebook._internal.sessions.api import (
     delete_session,
     delete_session_via_store,
     fork_session,
@@ -30,12 +29,13 @@ from fuxi_notebook.sessions.api import (
     tag_session,
     tag_session_via_store,
 )
-from fuxi_notebook.sessions.entries import message_entry
-from fuxi_notebook.sessions.store import (
+from fuxi_notebook._internal.sessions.entries import message_entry
+from fuxi_notebook._internal.sessions.store import (
     FileSessionStore,
     InMemorySessionStore,
     project_key_for_directory,
 )
+from fuxi_notebook.errors import ConfigurationError
 from fuxi_notebook.types import new_uuid
 
 from .helpers import run_messages

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from fuxi_notebook.__main__ import main
-from fuxi_notebook.sessions import RECORD_MIME
-from fuxi_notebook.sessions.cell_record import (
+from fuxi_notebook._internal.sessions.cell_record import (
     METADATA_KEY,
     cell_record,
     keep_in_metadata,
     record_digest,
 )
-from fuxi_notebook.sessions.notebook_file import live_notebook, read_notebook
+from fuxi_notebook._internal.sessions.notebook_file import live_notebook, read_notebook
+from fuxi_notebook._internal.sessions.record import RECORD_MIME
 
 ROOT = Path(__file__).resolve().parents[2]
 

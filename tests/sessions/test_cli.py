@@ -11,15 +11,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from fuxi_notebook.sessions import RECORD_MIME, build_record
-from fuxi_notebook.sessions.export import (
+from fuxi_notebook._internal.sessions.export import (
     export_jsonl,
     export_notebook,
     export_script,
     notebook_sessions,
     session_transcript,
 )
-from fuxi_notebook.sessions.notebook_file import read_notebook
+from fuxi_notebook._internal.sessions.notebook_file import read_notebook
+from fuxi_notebook._internal.sessions.record import RECORD_MIME, build_record
 
 from .helpers import build_kwargs, result_message, run_approvals, run_messages
 

@@ -13,8 +13,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from IPython.core.inputtransformer2 import TransformerManager
 
-from fuxi_notebook.sessions import SessionRecord, build_record
-from fuxi_notebook.sessions.export import export_notebook, export_script
+from fuxi_notebook._internal.sessions.export import export_notebook, export_script
+from fuxi_notebook._internal.sessions.record import SessionRecord, build_record
 
 from .helpers import build_kwargs, result_message
 

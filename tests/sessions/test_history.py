@@ -6,14 +6,14 @@ import base64
 
 import pytest
 
-from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.sessions.history import (
+from fuxi_notebook._internal.sessions.history import (
     check_history,
     extend_history,
     images_in_outputs,
     join_records,
 )
-from fuxi_notebook.sessions.record import OUTPUT_REF, build_record, image_digest
+from fuxi_notebook._internal.sessions.record import OUTPUT_REF, build_record, image_digest
+from fuxi_notebook.errors import ConfigurationError
 
 from .helpers import build_kwargs, result_message
 

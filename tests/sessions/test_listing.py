@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fuxi_notebook.sessions import build_record
-from fuxi_notebook.sessions.listing import cell_cost, summarize
+from fuxi_notebook._internal.sessions.listing import cell_cost, summarize
+from fuxi_notebook._internal.sessions.record import build_record
 
 from .helpers import build_kwargs
 

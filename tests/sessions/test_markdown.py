@@ -8,7 +8,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fuxi_notebook.sessions.markdown import _code_spans, code_span, escape_math, fence
+from fuxi_notebook._internal.sessions.text.markdown import (
+    _code_spans,
+    code_span,
+    escape_math,
+    fence,
+)
 
 E = "\\\\$"  # the escape that JupyterLab shows as a literal dollar (see the module)
 

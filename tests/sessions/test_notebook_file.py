@@ -7,9 +7,9 @@ import json
 import nbformat
 import pytest
 
+from fuxi_notebook._internal.sessions.notebook_file import read_notebook, split_fuxi_source
+from fuxi_notebook._internal.sessions.record import MAX_RECORD_BYTES, RECORD_MIME, build_record
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.sessions.notebook_file import read_notebook, split_fuxi_source
-from fuxi_notebook.sessions.record import MAX_RECORD_BYTES, RECORD_MIME, build_record
 
 from .helpers import build_kwargs
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.sessions import (
+from fuxi_notebook._internal.sessions.record import (
     MAX_TOOL_RESULT_CHARS,
     RECORD_MIME,
     ApprovalRecord,
@@ -21,6 +20,7 @@ from fuxi_notebook.sessions import (
     record_content,
     record_to_output,
 )
+from fuxi_notebook.errors import ConfigurationError
 
 from .helpers import build_kwargs, result_message
 
@@ -195,7 +195,8 @@ def test_parent_links_cells_without_copying_them():
 
 
 def test_import_does_not_load_ipython_or_anthropic():
-    code = ("import sys, fuxi_notebook.sessions as s; s.render_transcript; "
+    code = ("import sys; "
+            "from fuxi_notebook._internal.sessions.text.transcript import render_transcript; "
             "bad = [m for m in sys.modules if m.split('.')[0] in "
             "('IPython', 'ipywidgets', 'anthropic', 'ipykernel')]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from fuxi_notebook.sessions import REDACTED, build_record, redact, redact_text
+from fuxi_notebook._internal.sessions.record import build_record
+from fuxi_notebook._internal.sessions.redact import REDACTED, redact, redact_text
 
 from .helpers import build_kwargs, result_message
 

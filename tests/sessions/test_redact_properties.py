@@ -16,8 +16,11 @@ from unittest import mock
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fuxi_notebook.sessions import REDACTED, redact, redact_text
-from fuxi_notebook.sessions.redact import _NOT_SECRET_ENV_WORDS, _SECRET_ENV_WORDS
+from fuxi_notebook._internal.common.secret_names import ENV_SECRET_WORDS as _SECRET_ENV_WORDS
+from fuxi_notebook._internal.common.secret_names import (
+    NOT_SECRET_ENV_WORDS as _NOT_SECRET_ENV_WORDS,
+)
+from fuxi_notebook._internal.sessions.redact import REDACTED, redact, redact_text
 
 #: Characters redaction itself writes: the marker and the line breaks around a redacted
 #: private key. A secret made of these alone can be rebuilt from the output without having
@@ -264,7 +267,7 @@ def _every_pattern(text: str) -> str:
     the needles must never change."""
     import importlib
 
-    module = importlib.import_module("fuxi_notebook.sessions.redact")
+    module = importlib.import_module("fuxi_notebook._internal.sessions.redact")
 
     for pattern, replacement, _ in module._SHAPES:
         text = pattern.sub(replacement, text)

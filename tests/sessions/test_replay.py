@@ -6,18 +6,18 @@ import asyncio
 import tempfile
 from pathlib import Path
 
+from fuxi_notebook._internal.sessions.record import build_record
+from fuxi_notebook._internal.sessions.replay import (
+    RecordedApprovals,
+    first_divergence,
+    normalize_result,
+    why_not_replayable,
+)
 from fuxi_notebook.options import (
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionRuleValue,
     ToolPermissionContext,
-)
-from fuxi_notebook.sessions.record import build_record
-from fuxi_notebook.sessions.replay import (
-    RecordedApprovals,
-    first_divergence,
-    normalize_result,
-    why_not_replayable,
 )
 
 from .helpers import build_kwargs

@@ -8,8 +8,7 @@ from typing import get_args
 
 import pytest
 
-from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.sessions.store import (
+from fuxi_notebook._internal.sessions.store import (
     MAX_PROJECT_KEY,
     FileSessionStore,
     InMemorySessionStore,
@@ -21,6 +20,7 @@ from fuxi_notebook.sessions.store import (
     fold_session_summary,
     project_key_for_directory,
 )
+from fuxi_notebook.errors import ConfigurationError
 
 KEY = {"project_key": "-work-repo", "session_id": "s-1"}
 

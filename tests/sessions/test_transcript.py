@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
-from fuxi_notebook.sessions import build_record, render_transcript, render_transcript_text
+from fuxi_notebook._internal.sessions.record import build_record
+from fuxi_notebook._internal.sessions.text.transcript import (
+    render_transcript,
+    render_transcript_text,
+)
 
 from .helpers import build_kwargs, result_message
 
@@ -186,7 +190,7 @@ def _plots():
 
 
 def test_segments_end_after_each_call_that_showed_outputs():
-    from fuxi_notebook.sessions.transcript import transcript_segments
+    from fuxi_notebook._internal.sessions.text.transcript import transcript_segments
 
     record = _record(messages=_plots(), shown_outputs={"t1": 3})
     first, last = transcript_segments(record)
@@ -202,7 +206,7 @@ def test_segments_end_after_each_call_that_showed_outputs():
 
 
 def test_without_outputs_there_is_one_segment_and_the_end_note_joins_the_last_line():
-    from fuxi_notebook.sessions.transcript import transcript_segments
+    from fuxi_notebook._internal.sessions.text.transcript import transcript_segments
 
     record = _record(messages=_plots())
     (only,) = transcript_segments(record, end_note="10 in / 5 out tokens · $0.0100 (estimate)")

@@ -4,14 +4,16 @@ question as a question (by the tool's declared kind), a replay as a replay."""
 
 from __future__ import annotations
 
-from fuxi_notebook.agent.tool_calls import interrupted_results, not_executed
-from fuxi_notebook.sessions import build_record, render_transcript, render_transcript_text
-from fuxi_notebook.sessions.listing import format_sessions, short_ids, summarize
-from fuxi_notebook.sessions.markdown import quote
-from fuxi_notebook.sessions.transcript import (
+from fuxi_notebook._internal.agent.loop.tool_calls import interrupted_results, not_executed
+from fuxi_notebook._internal.sessions.listing import format_sessions, short_ids, summarize
+from fuxi_notebook._internal.sessions.record import build_record
+from fuxi_notebook._internal.sessions.text.markdown import quote
+from fuxi_notebook._internal.sessions.text.transcript import (
     OUTCOME_MARKS,
     call_outcome,
     interrupted_result,
+    render_transcript,
+    render_transcript_text,
     transcript_segments,
 )
 

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from fuxi_notebook.hooks import MAX_HOOK_STRING, HookRunner
-from fuxi_notebook.settings import (
+from fuxi_notebook._internal.settings.command_hooks import (
+    MAX_STDOUT,
     CommandHook,
     CommandSpec,
     HookCommandError,
     command_matchers,
     run_command,
 )
-from fuxi_notebook.settings.command_hooks import MAX_STDOUT
+from fuxi_notebook.hooks import MAX_HOOK_STRING, HookRunner
 
 from .helpers import alive, read_pid, wait_for
 

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions
+from fuxi_notebook._internal.mcp_servers.config import parse_mcp_servers
+from fuxi_notebook._internal.permissions.settings import load_settings
+from fuxi_notebook._internal.settings.project import load_project_settings
+from fuxi_notebook._internal.settings.trust import lookup_trust, trust_store_path
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.mcp_servers.config import parse_mcp_servers
-from fuxi_notebook.permissions.settings import load_settings
-from fuxi_notebook.settings.project import load_project_settings
-from fuxi_notebook.settings.trust import lookup_trust, trust_store_path
 
 from .helpers import user_dir, write_json
 
@@ -123,7 +123,7 @@ def test_a_trust_store_that_cannot_be_used_reads_as_empty_with_one_line(content)
 
 
 def test_a_plugin_manifest_that_cannot_be_used_is_one_line(tmp_path):
-    from fuxi_notebook.agent.plugins import load_plugins
+    from fuxi_notebook._internal.agent.extensions.plugins import load_plugins
 
     for name, content in BAD.items():
         root = tmp_path / name.replace(" ", "-")
@@ -153,10 +153,10 @@ def _skill(root: Path) -> Path:
 
 def _load(kind: str, root: Path) -> list[str]:
     """What loading the files of `kind` warned (and it must not raise)."""
-    from fuxi_notebook.agent.agent_files import load_file_agents
-    from fuxi_notebook.agent.commands import load_commands
-    from fuxi_notebook.agent.skill_files import load_skills
-    from fuxi_notebook.settings.output_styles import load_output_styles
+    from fuxi_notebook._internal.agent.extensions.commands import load_commands
+    from fuxi_notebook._internal.agent.extensions.skill_files import load_skills
+    from fuxi_notebook._internal.agent.subagents.files import load_file_agents
+    from fuxi_notebook._internal.settings.output_styles import load_output_styles
 
     options = FuxiAgentOptions(cwd=root, setting_sources=["project"])
     with warnings.catch_warnings(record=True) as caught:
@@ -185,13 +185,13 @@ def test_a_markdown_settings_file_that_cannot_be_read_is_skipped_with_one_line(
         tmp_path, monkeypatch, kind, failure):
     """Front matter is read without recursion, but whatever reading it raises (a huge file
     and MemoryError, say), the file is skipped with one line naming it."""
-    import fuxi_notebook.agent.front_matter as front_matter
+    import fuxi_notebook._internal.settings.front_matter as front_matter
 
     def broken(text: str) -> Any:
         raise failure("boom")
 
-    for module in ("agent_files", "commands", "skill_files"):
-        monkeypatch.setattr(f"fuxi_notebook.agent.{module}.split_front_matter", broken)
+    for module in ("subagents.files", "extensions.commands", "extensions.skill_files"):
+        monkeypatch.setattr(f"fuxi_notebook._internal.agent.{module}.split_front_matter", broken)
     monkeypatch.setattr(front_matter, "split_front_matter", broken)
     path = FILES[kind](tmp_path)
     said = [line for line in _load(kind, tmp_path) if str(path) in line]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from fuxi_notebook._internal.permissions.settings import load_settings
+from fuxi_notebook._internal.settings.files import check_sources, settings_path
+from fuxi_notebook._internal.settings.project import load_project_settings
 from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.permissions.settings import load_settings
-from fuxi_notebook.settings import check_sources, load_project_settings, settings_path
 
 from .helpers import project_settings, user_dir, write_json
 

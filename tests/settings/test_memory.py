@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from fuxi_notebook.settings import MAX_MEMORY_CHARS, git_root, load_project_settings, nested_memory
-from fuxi_notebook.settings.memory import load_memory
+from fuxi_notebook._internal.settings.memory import (
+    MAX_MEMORY_CHARS,
+    git_root,
+    load_memory,
+    nested_memory,
+)
+from fuxi_notebook._internal.settings.project import load_project_settings
 
 from .helpers import user_dir
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from fuxi_notebook.settings import choose_output_style, load_project_settings
+from fuxi_notebook._internal.settings.output_styles import choose_output_style
+from fuxi_notebook._internal.settings.project import load_project_settings
 
 from .helpers import project_settings, user_dir
 

@@ -9,19 +9,18 @@ import warnings
 
 import pytest
 
-from fuxi_notebook.errors import ConfigurationError
-from fuxi_notebook.hooks import HookRunner
-from fuxi_notebook.settings import (
+from fuxi_notebook._internal.settings.project import load_project_settings, trust_project
+from fuxi_notebook._internal.settings.trust import (
     TrustStoreWarning,
     fingerprint_of,
     forget_folder,
     is_trusted,
-    load_project_settings,
     trust_folder,
-    trust_project,
     trust_store_path,
     trusted_record,
 )
+from fuxi_notebook.errors import ConfigurationError
+from fuxi_notebook.hooks import HookRunner
 
 from .helpers import project_settings, user_dir, write_json
 

@@ -15,7 +15,7 @@ import anthropic
 import httpx2
 import pytest
 
-from fuxi_notebook.models.script import Fault, Turn, load_script, text, thinking, tool_use
+from fuxi_notebook._internal.models.script import Fault, Turn, load_script, text, thinking, tool_use
 from fuxi_notebook.testing.cache import LOOKBACK, PromptCache, count_tokens
 from fuxi_notebook.testing.fake_server import FakeMessagesServer
 

@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from fuxi_notebook import ScriptedModel
+from fuxi_notebook._internal.models.base import ModelRequest
+from fuxi_notebook._internal.models.wire_check import MAX_REQUEST_BYTES, request_problem
 from fuxi_notebook.errors import ModelError
-from fuxi_notebook.models.base import ModelRequest
-from fuxi_notebook.models.wire_check import MAX_REQUEST_BYTES, request_problem
 from fuxi_notebook.testing import Turn, text
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 40).decode()

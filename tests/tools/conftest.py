@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fuxi_notebook.tools.base import ToolContext
+from fuxi_notebook._internal.tools.base import ToolContext
 
 
 @pytest.fixture

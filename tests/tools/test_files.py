@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fuxi_notebook.tools import fsutil
-from fuxi_notebook.tools.base import ToolContext, ToolError, ToolOutput
-from fuxi_notebook.tools.files import EditTool, ReadTool, WriteTool
+from fuxi_notebook._internal.tools.base import ToolContext, ToolError, ToolOutput
+from fuxi_notebook._internal.tools.files import fsutil
+from fuxi_notebook._internal.tools.files.file_tools import EditTool, ReadTool, WriteTool
 
 
 async def read(ctx: ToolContext, path: str | Path, **extra: object) -> ToolOutput:
@@ -516,8 +516,8 @@ async def test_read_refuses_fifo(ctx, tmp_path):
 def test_builtin_tools_order_and_schemas():
     import jsonschema
 
-    from fuxi_notebook.tools.base import Tool
-    from fuxi_notebook.tools.builtin import builtin_tools
+    from fuxi_notebook._internal.tools.base import Tool
+    from fuxi_notebook._internal.tools.builtin import builtin_tools
 
     tools = builtin_tools()
     assert [t.name for t in tools] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash",

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from fuxi_notebook.tools.html_markdown import convert_html, html_to_markdown, meta_charset
+from fuxi_notebook._internal.tools.web.html_markdown import (
+    convert_html,
+    html_to_markdown,
+    meta_charset,
+)
 
 BASE = "https://example.com/docs/page.html"
 

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fuxi_notebook.notebook.kernel_tools import kernel_tools
-from fuxi_notebook.tools import schema_check
-from fuxi_notebook.tools.builtin import builtin_tools
-from fuxi_notebook.tools.registry import ToolRegistry
+from fuxi_notebook._internal.notebook.kernel.tools import kernel_tools
+from fuxi_notebook._internal.tools import schema_check
+from fuxi_notebook._internal.tools.builtin import builtin_tools
+from fuxi_notebook._internal.tools.registry import ToolRegistry
 
 TOOLS = {tool.name: tool for tool in [*builtin_tools(), *kernel_tools(shell=None)]}
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fuxi_notebook.tools import ripgrep
-from fuxi_notebook.tools.base import ToolContext, ToolError, ToolOutput
-from fuxi_notebook.tools.globmatch import compile_glob
-from fuxi_notebook.tools.search import GlobTool, GrepTool, rg_path
+from fuxi_notebook._internal.tools.base import ToolContext, ToolError, ToolOutput
+from fuxi_notebook._internal.tools.files import ripgrep
+from fuxi_notebook._internal.tools.files.globmatch import compile_glob
+from fuxi_notebook._internal.tools.files.search import GlobTool, GrepTool, rg_path
 
 
 def make(root: Path, *names: str, text: str = "") -> None:

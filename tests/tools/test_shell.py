@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from fuxi_notebook.tools import shell
-from fuxi_notebook.tools.base import ToolContext, ToolOutput
-from fuxi_notebook.tools.shell import BashTool
-from fuxi_notebook.tools.truncate import HeadTailBuffer, cap_head_tail, cap_line, strip_ansi
+from fuxi_notebook._internal.tools import shell
+from fuxi_notebook._internal.tools.base import ToolContext, ToolOutput
+from fuxi_notebook._internal.tools.shell import BashTool
+from fuxi_notebook._internal.tools.truncate import (
+    HeadTailBuffer,
+    cap_head_tail,
+    cap_line,
+    strip_ansi,
+)
 
 
 async def bash(ctx: ToolContext, command: str, **extra: object) -> ToolOutput:

@@ -7,13 +7,13 @@ import contextlib
 from pathlib import Path
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
-from fuxi_notebook.agent.loop import run_prompt
-from fuxi_notebook.agent.progress import PROGRESS_CHARS, calling
-from fuxi_notebook.agent.run import Run
-from fuxi_notebook.agent.session import Session
-from fuxi_notebook.models.script import text, tool_use
-from fuxi_notebook.tools.base import ToolContext, ToolOutput
-from fuxi_notebook.tools.shell import BashTool
+from fuxi_notebook._internal.agent.loop.loop import run_prompt
+from fuxi_notebook._internal.agent.loop.run import Run
+from fuxi_notebook._internal.agent.session import Session
+from fuxi_notebook._internal.models.script import text, tool_use
+from fuxi_notebook._internal.tools.base import ToolContext, ToolOutput
+from fuxi_notebook._internal.tools.progress import PROGRESS_CHARS, calling
+from fuxi_notebook._internal.tools.shell import BashTool
 
 WAIT = 30.0  # bound of every wait for evidence; never reached when things work
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, HookMatcher, ScriptedModel
-from fuxi_notebook.agent.loop import run_prompt
-from fuxi_notebook.agent.run import Run
-from fuxi_notebook.agent.session import Conversation, Session
-from fuxi_notebook.models.script import text, tool_use
-from fuxi_notebook.tools.base import ToolContext, ToolError, kind_of
-from fuxi_notebook.tools.task_list import (
+from fuxi_notebook._internal.agent.loop.loop import run_prompt
+from fuxi_notebook._internal.agent.loop.run import Run
+from fuxi_notebook._internal.agent.session import Conversation, Session
+from fuxi_notebook._internal.models.script import text, tool_use
+from fuxi_notebook._internal.tools.base import ToolContext, ToolError, kind_of
+from fuxi_notebook._internal.tools.task_list import (
     MAX_TASKS,
     Change,
     ChecklistItem,
@@ -23,7 +23,7 @@ from fuxi_notebook.tools.task_list import (
     parse_checklist,
     progress_line,
 )
-from fuxi_notebook.tools.tasks import TaskList, task_tools
+from fuxi_notebook._internal.tools.tasks import TaskList, task_tools
 from fuxi_notebook.types import ResultMessage
 
 from ..agent.helpers import result_text, tool_results

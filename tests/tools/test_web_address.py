@@ -11,10 +11,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fuxi_notebook.tools import web_fetch
-from fuxi_notebook.tools.base import ToolContext, ToolError
-from fuxi_notebook.tools.web import WebFetchTool
-from fuxi_notebook.tools.web_address import AddressPolicy, address_problem
+from fuxi_notebook._internal.tools.base import ToolContext, ToolError
+from fuxi_notebook._internal.tools.web import fetch as web_fetch
+from fuxi_notebook._internal.tools.web.address import AddressPolicy, address_problem
+from fuxi_notebook._internal.tools.web.fetch_tool import WebFetchTool
 
 V4 = ipaddress.IPv4Address
 V6 = ipaddress.IPv6Address

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions
-from fuxi_notebook.permissions.engine import PermissionEngine
-from fuxi_notebook.tools import web_fetch
-from fuxi_notebook.tools.base import ToolContext, ToolError, ToolOutput
-from fuxi_notebook.tools.web import WebFetchTool, web_tools
+from fuxi_notebook._internal.permissions.engine import PermissionEngine
+from fuxi_notebook._internal.tools.base import ToolContext, ToolError, ToolOutput
+from fuxi_notebook._internal.tools.web import fetch as web_fetch
+from fuxi_notebook._internal.tools.web.fetch_tool import WebFetchTool, web_tools
 
 Handler = Callable[["Request", asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

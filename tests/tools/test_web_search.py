@@ -12,15 +12,17 @@ from typing import Any
 
 import pytest
 
-from fuxi_notebook import FuxiAgentOptions, PermissionResultDeny, switches
+from fuxi_notebook import FuxiAgentOptions, PermissionResultDeny
+from fuxi_notebook._internal.common import switches
+from fuxi_notebook._internal.models.base import ModelRequest
+from fuxi_notebook._internal.models.scripted import ScriptedModel
+from fuxi_notebook._internal.models.wire_check import request_problem
+from fuxi_notebook._internal.permissions.engine import PermissionEngine
+from fuxi_notebook._internal.tools.base import ToolContext, ToolError
+from fuxi_notebook._internal.tools.web.fetch_tool import web_tools
+from fuxi_notebook._internal.tools.web.search import WebSearchTool, merge_domains
 from fuxi_notebook.errors import ConfigurationError, ModelError
-from fuxi_notebook.models import ModelRequest, ScriptedModel
-from fuxi_notebook.models.wire_check import request_problem
-from fuxi_notebook.permissions.engine import PermissionEngine
 from fuxi_notebook.testing import Fault, Turn, text
-from fuxi_notebook.tools.base import ToolContext, ToolError
-from fuxi_notebook.tools.web import web_tools
-from fuxi_notebook.tools.web_search import WebSearchTool, merge_domains
 
 MODEL = "claude-sonnet-5-5"
 RELEASE = "https://www.python.org/downloads/release/python-3140/"
@@ -186,7 +188,7 @@ async def test_scripted_model_streams_server_blocks_the_same_way():
 
 
 def test_turn_events_stream_server_blocks_as_the_api_does():
-    from fuxi_notebook.models.script import turn_events
+    from fuxi_notebook._internal.models.script import turn_events
 
     events = turn_events(answer_turn(), message_id="m", model=MODEL, usage={},
                          tool_ids=lambda: "toolu_x")
@@ -268,7 +270,7 @@ def test_declaration():
 
 
 def test_each_web_search_is_priced_on_top_of_the_tokens():
-    from fuxi_notebook.pricing import WEB_SEARCH_USD, cost_usd
+    from fuxi_notebook._internal.models.pricing import WEB_SEARCH_USD, cost_usd
 
     tokens = {"input_tokens": 1_000, "output_tokens": 100}
     plain = cost_usd("claude-sonnet-5-5", tokens)

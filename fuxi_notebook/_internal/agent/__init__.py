@@ -1,0 +1,3 @@
+"""The agent: its entry points (`query.py`, `client.py`), the session it runs (`session.py`),
+the loop (`loop/`), subagents (`subagents/`) and what projects add (`extensions/`).
+"""

@@ -1,0 +1,273 @@
+"""FuxiSDKClient: one conversation over many prompts, with queueing and interrupts.
+
+Prompts go into an inbox and are answered in order by one worker task, so a prompt sent
+while a turn runs is queued, never dropped. Messages go to an unbounded outbox that
+`receive_messages()` drains (no back-pressure deadlock when the consumer is slow).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator
+from types import TracebackType
+from typing import Any
+
+from ...errors import ClientNotConnectedError, ConfigurationError
+from ...options import FuxiAgentOptions, PermissionMode, PermissionUpdate
+from ...types import Message, ResultMessage
+from .loop.loop import run_prompt
+from .loop.run import Run
+from .mcp_link import start_servers
+from .persist import Transcript, open_session
+from .project_link import load_project
+from .query import prompt_content
+from .session import Session
+
+__all__ = ["FuxiSDKClient"]
+
+_CLOSED = object()
+
+
+class FuxiSDKClient:
+    """A persistent agent conversation.
+
+    Use this when several prompts should share one conversation, or when you need
+    `interrupt()` or to send prompts while a turn is still running. Use `query()` for
+    one-off tasks.
+
+    Example::
+
+        async with FuxiSDKClient(options) as client:
+            await client.query("List the Python files")
+            async for message in client.receive_response():
+                print(message)
+    """
+
+    def __init__(self, options: FuxiAgentOptions | None = None) -> None:
+        self.options = options or FuxiAgentOptions()
+        self.session: Session | None = None
+        self._inbox: asyncio.Queue[str | list[dict[str, Any]]] = asyncio.Queue()
+        self._outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._worker: asyncio.Task[None] | None = None
+        self._feeders: set[asyncio.Task[None]] = set()
+        self._turn: asyncio.Task[ResultMessage | None] | None = None
+        self._run: Run | None = None
+        self._interrupt_next = False  # interrupt() came before the queued prompt started
+        self._transcript: Transcript | None = None  # where each run is saved (persist.py)
+        self._mcp: Any = None  # the MCP servers, from connect() to disconnect()
+
+    async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
+        """Start the session (validating the options) and optionally send a first prompt."""
+        if self._worker is None:
+            project = load_project(self.options)  # read once: its servers, its session
+            self._mcp = await start_servers(self.options, self.options.cwd, project)
+            try:
+                self.session, self._transcript = await open_session(
+                    self.options, mcp=self._mcp, settings=project)
+            except BaseException:
+                await self._close_servers()
+                raise
+            self._worker = asyncio.get_running_loop().create_task(self._serve())
+        if prompt is not None:
+            await self.query(prompt)
+
+    async def query(self, prompt: str | AsyncIterable[dict[str, Any]],
+                    session_id: str = "default") -> None:
+        """Queue a prompt (or every message of an async iterable); returns at once."""
+        self._require_connected()
+        if isinstance(prompt, str):
+            self._inbox.put_nowait(prompt)
+            return
+        feeder = asyncio.get_running_loop().create_task(self._feed(prompt))
+        self._feeders.add(feeder)
+        feeder.add_done_callback(self._feeders.discard)
+
+    async def _feed(self, prompt: AsyncIterable[dict[str, Any]]) -> None:
+        async for message in prompt:
+            self._inbox.put_nowait(prompt_content(message))
+
+    async def receive_messages(self) -> AsyncIterator[Message]:
+        """Every message of every run, until `disconnect()`."""
+        self._require_connected()
+        while True:
+            message = await self._outbox.get()
+            if message is _CLOSED:
+                self._outbox.put_nowait(_CLOSED)  # wake other receivers too
+                return
+            yield message
+
+    async def receive_response(self) -> AsyncIterator[Message]:
+        """Messages up to and including the next ResultMessage."""
+        async for message in self.receive_messages():
+            yield message
+            if isinstance(message, ResultMessage):
+                return
+
+    async def interrupt(self) -> None:
+        """Stop the running turn; it ends with an `error_during_execution` result.
+        Prompts queued behind it still run. Called right after `query()`, before that
+        prompt's turn began, it stops that turn (which then never calls the model);
+        with nothing running or queued it returns at once."""
+        self._require_connected()
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(self._turn)
+        elif not self._inbox.empty():
+            self._interrupt_next = True
+
+    async def set_permission_mode(self, mode: PermissionMode) -> None:
+        """Switch the permission mode for the calls that follow (also mid-turn), through
+        the same path an approval's `setMode` update takes."""
+        from ..permissions.engine import check_mode
+
+        self._require_connected()
+        assert self.session is not None
+        check_mode(mode)
+        self.session.permissions.apply([PermissionUpdate(type="setMode", mode=mode,
+                                                         destination="session")])
+
+    async def set_model(self, model: str | None = None) -> None:
+        """Use another model from the next request on (None: `FUXI_MODEL` or the package
+        default); the conversation goes on. A budget needs a model with a known price."""
+        from ..models.anthropic import resolve_model
+        from .session import check_budget
+
+        self._require_connected()
+        assert self.session is not None
+        chosen = resolve_model(model)
+        check_budget(self.session.options, chosen.name)
+        self.session.model = chosen
+
+    async def get_server_info(self) -> dict[str, Any] | None:
+        """What the session offers, as the `init` message reports it (tools, model,
+        permission mode, working directory, ...); None before `connect()`."""
+        if self.session is None or self._worker is None:
+            return None
+        return dict(self.session.init_message().data)
+
+    async def get_context_usage(self) -> dict[str, Any]:
+        """How full the context window is: total tokens, per category (system prompt,
+        tools, messages, free, reserved), the window, the percentage and the automatic
+        compaction threshold. The total is the API's count of the last request plus an
+        estimate of what joined since (see context/tokens.py)."""
+        from .loop.compacting import context_usage
+
+        self._require_connected()
+        assert self.session is not None
+        return context_usage(self.session)
+
+    async def get_mcp_status(self) -> dict[str, Any]:
+        """`{"mcpServers": [...]}`: each MCP server's name, status (connected / failed),
+        server info, error and tools."""
+        self._require_connected()
+        return {"mcpServers": list(self._mcp.status()) if self._mcp is not None else []}
+
+    async def reconnect_mcp_server(self, server_name: str) -> None:
+        """Restart one MCP server (e.g. after it failed or died); the conversation goes on."""
+        await self._servers(server_name).reconnect(server_name)
+
+    async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
+        """Switch one MCP server off (stopped; its tools answer that it is disabled) or on."""
+        await self._servers(server_name).set_enabled(server_name, enabled)
+
+    def _servers(self, server_name: str) -> Any:
+        self._require_connected()
+        if self._mcp is None:
+            raise ConfigurationError(f"there is no MCP server {server_name!r}: the client "
+                                     "has no mcp_servers")
+        return self._mcp
+
+    async def stop_task(self, task_id: str) -> None:
+        """The comparable SDK stops a background task here. Subagents and commands run in
+        the foreground of their call here (`interrupt()` stops them), so there is never a
+        task to stop: this raises ConfigurationError naming the id."""
+        self._require_connected()
+        raise ConfigurationError(f"there is no background task {task_id!r}: subagents and "
+                                 "commands run in the foreground here; interrupt() stops them")
+
+    async def rewind_files(self, user_message_id: str) -> None:
+        """The comparable SDK restores files checkpointed before a message. Files are not
+        checkpointed here (`enable_file_checkpointing` has no effect), so this raises
+        ConfigurationError, as the comparable SDK does without checkpointing."""
+        self._require_connected()
+        raise ConfigurationError("file checkpointing is not available here, so files cannot "
+                                 f"be rewound to message {user_message_id!r}")
+
+    async def disconnect(self) -> None:
+        """Stop everything; pending prompts are dropped, receivers end, and the MCP
+        servers stop (no server process outlives the client)."""
+        tasks = [*self._feeders, *([self._worker] if self._worker else [])]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._worker = None
+        await self._close_servers()
+        self._outbox.put_nowait(_CLOSED)
+
+    async def _close_servers(self) -> None:
+        servers, self._mcp = self._mcp, None
+        if servers is not None:
+            await asyncio.shield(servers.close())
+
+    async def __aenter__(self) -> FuxiSDKClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.disconnect()
+
+    def _require_connected(self) -> None:
+        if self._worker is None or self.session is None:
+            raise ClientNotConnectedError("call connect() (or use 'async with') first")
+
+    async def _serve(self) -> None:
+        assert self.session is not None
+        while True:
+            content = await self._inbox.get()
+            self._run = Run(self.session)
+            self._turn = asyncio.get_running_loop().create_task(self._play(self._run, content))
+            if self._interrupt_next:  # interrupted before it began: it never starts
+                self._interrupt_next = False
+                self._turn.cancel()
+            try:
+                result = await asyncio.shield(self._turn)
+            except asyncio.CancelledError:
+                if not self._turn.cancelled():  # the worker itself is being stopped
+                    self._turn.cancel()
+                    raise
+                result = self._run.result(
+                    "error_during_execution", errors=["Interrupted by the user."],
+                    terminal_reason="aborted_tools" if self._run.tool_turns
+                    else "aborted_streaming")
+            except Exception as error:  # keep serving: a receiver must always get a result
+                result = self._run.result(
+                    "error_during_execution", errors=[f"{type(error).__name__}: {error}"],
+                    terminal_reason="model_error")
+            await self._save_then_send(result)
+
+    async def _play(self, run: Run, content: str | list[dict[str, Any]]) -> ResultMessage | None:
+        """Pass the run's messages on, all but its result (sent once the run is saved)."""
+        result = None
+        async for message in run_prompt(run, content):
+            if self._transcript is not None:
+                self._transcript.observe(message)
+            if isinstance(message, ResultMessage):
+                result = message
+            else:
+                self._outbox.put_nowait(message)
+        return result
+
+    async def _save_then_send(self, result: ResultMessage | None) -> None:
+        """The run reaches the store before its result reaches a receiver, so a `resume`
+        right after the result finds it."""
+        if self._transcript is not None and self.session is not None:
+            problem = await self._transcript.flush(self.session.snapshot())
+            if problem is not None:
+                self._outbox.put_nowait(problem)
+        if result is not None:
+            self._outbox.put_nowait(result)

@@ -1,0 +1,1 @@
+"""What a project or plugin adds to a session: plugins, slash commands, skills."""

@@ -1,0 +1,3 @@
+"""The agent loop and its steps: one run, its model calls, tool calls, relayed messages,
+repairs and compaction.
+"""

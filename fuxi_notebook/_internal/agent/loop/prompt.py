@@ -1,0 +1,79 @@
+"""The system prompt: the built-in agent prompt, or the user's, plus project memory.
+
+The text is byte-stable for a session (no timestamps), so the prompt cache stays warm.
+The project's FUXI.md files (settings/memory.py, per `setting_sources`) are appended:
+persistent rules belong there; an output style adds to (or replaces) the built-in prompt.
+"""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+from typing import Any
+
+from ....options import FuxiAgentOptions
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "PRESETS", "system_blocks", "system_prompt_texts"]
+
+DEFAULT_SYSTEM_PROMPT = """\
+You are Fuxi, an autonomous software agent working for the user through tools.
+Work in small verified steps: look before you change, read a file before editing it, and
+check the result of every command. Prefer the dedicated tools (Read, Edit, Write, Glob,
+Grep) over shell equivalents. When a tool call is denied, do not retry the same call:
+adapt, or explain what you need. Finish with a short, plain answer of what you did.
+
+Environment:
+- Working directory: {cwd}
+- Platform: {platform}
+"""
+
+PRESETS = ("fuxi_code", "claude_code")  # the comparable SDK's name, after the rename too
+
+
+def system_prompt_texts(prompt: Any, cwd: Path) -> list[str]:
+    """The prompt text(s) of `system_prompt`: None or `{"type": "preset", "preset":
+    "fuxi_code", "append": ...}` is the built-in agent prompt (plus `append`), a string or
+    `{"type": "custom", "prompt": ...}` replaces it, `{"type": "file", "path": ...}` reads
+    it from a file. Anything else is a ConfigurationError naming what was given."""
+    from ....errors import ConfigurationError
+
+    default = DEFAULT_SYSTEM_PROMPT.format(cwd=cwd, platform=platform.system())
+    if prompt is None or isinstance(prompt, str):
+        return [default if prompt is None else prompt]
+    kind = prompt.get("type") if isinstance(prompt, dict) else None
+    if kind == "preset" and prompt.get("preset") in PRESETS:
+        append = prompt.get("append")
+        return [default, *([str(append)] if append else [])]
+    if kind == "custom" and isinstance(prompt.get("prompt"), str):
+        return [prompt["prompt"]]
+    if kind == "file" and isinstance(prompt.get("path"), str | Path):
+        path = Path(prompt["path"]).expanduser()
+        if not path.is_absolute():
+            path = cwd / path
+        try:
+            return [path.read_text(encoding="utf-8")]
+        except OSError as error:
+            raise ConfigurationError(f"system_prompt file {str(path)!r} cannot be read: "
+                                     f"{error.strerror or error}") from None
+    raise ConfigurationError(
+        "system_prompt must be None, a string, {'type': 'preset', 'preset': 'fuxi_code', "
+        "'append': ...}, {'type': 'custom', 'prompt': ...} or {'type': 'file', 'path': ...}; "
+        f"not {prompt!r}")
+
+
+def system_blocks(options: FuxiAgentOptions, cwd: Path, project: Any = None
+                  ) -> list[dict[str, Any]]:
+    """The `system` parameter for every request of the session: the prompt, the output
+    style (after the built-in prompt, or instead of it when the style does not keep the
+    coding instructions), then FUXI.md (`project`: settings/project.py)."""
+    texts = system_prompt_texts(options.system_prompt, cwd)
+    style = project.output_style if project is not None else None
+    if style is not None and style.text:
+        prompt = options.system_prompt
+        builtin = prompt is None or (isinstance(prompt, dict) and prompt.get("type") == "preset")
+        if builtin and not style.keep_coding_instructions:
+            texts = [style.text, *texts[1:]]  # instead of the built-in prompt (`append` stays)
+        else:
+            texts = [*texts, style.text]
+    memory = project.memory_blocks() if project is not None else []
+    return [{"type": "text", "text": part} for part in [*texts, *memory] if part]

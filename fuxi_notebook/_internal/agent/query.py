@@ -1,0 +1,88 @@
+"""`query()`: one-shot (or streaming-input) agent runs as an async iterator of messages.
+
+Use `query()` for a single task; use `FuxiSDKClient` to keep one conversation across
+many prompts, to send prompts while a turn runs, or to interrupt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
+
+from ...errors import ConfigurationError, ResultError
+from ...options import FuxiAgentOptions
+from ...types import Message, ResultMessage
+from .loop.loop import run_prompt
+from .loop.run import Run
+from .mcp_link import start_servers
+from .persist import open_session, recorded
+from .project_link import load_project
+
+__all__ = ["prompt_content", "query"]
+
+
+def prompt_content(message: dict[str, Any] | str) -> str | list[dict[str, Any]]:
+    """The content of a streaming-input message (`{"type": "user", "message": {...}}`)."""
+    if isinstance(message, str):
+        return message
+    inner = message.get("message", message) if isinstance(message, dict) else None
+    content = inner.get("content") if isinstance(inner, dict) else None
+    if not isinstance(content, str | list):
+        raise ConfigurationError(
+            "a streaming-input message must look like "
+            "{'type': 'user', 'message': {'role': 'user', 'content': '...'}}"
+        )
+    return content
+
+
+async def query(
+    *,
+    prompt: str | AsyncIterable[dict[str, Any]],
+    options: FuxiAgentOptions | None = None,
+) -> AsyncIterator[Message]:
+    """Run the agent on `prompt` and yield its messages.
+
+    Args:
+        prompt: a string (one run), or an async iterable of user messages (streaming
+            input: each message starts a run, in order, in one conversation).
+        options: configuration; None = defaults. `resume`, `continue_conversation`,
+            `fork_session`, `session_id` and `resume_session_at` choose the session; each
+            run is saved to `session_store` (see `persist.py`).
+
+    Raises:
+        ResultError: after yielding an error ResultMessage of a single-shot (string)
+            prompt; streaming-input sessions stay alive instead.
+        ConfigurationError: the options are unusable (before anything is yielded).
+    """
+    options = options or FuxiAgentOptions()
+    project = load_project(options)  # read once: its servers, then its session
+    servers = await start_servers(options, options.cwd, project)
+    try:
+        async with contextlib.aclosing(_runs(prompt, options, servers, project)) as messages:
+            async for message in messages:
+                yield message
+    finally:  # the servers live as long as this query (no process outlives it)
+        if servers is not None:
+            await servers.close()
+
+
+async def _runs(prompt: str | AsyncIterable[dict[str, Any]], options: FuxiAgentOptions,
+                servers: Any, project: Any) -> AsyncIterator[Message]:
+    session, transcript = await open_session(options, mcp=servers, settings=project)
+    if isinstance(prompt, str):
+        last: ResultMessage | None = None
+        async with contextlib.aclosing(recorded(run_prompt(Run(session), prompt), session,
+                                                transcript)) as messages:
+            async for message in messages:
+                if isinstance(message, ResultMessage):
+                    last = message
+                yield message
+        if last is not None and last.is_error:
+            raise ResultError(last)
+        return
+    async for user_message in prompt:
+        run = run_prompt(Run(session), prompt_content(user_message))
+        async with contextlib.aclosing(recorded(run, session, transcript)) as messages:
+            async for message in messages:
+                yield message

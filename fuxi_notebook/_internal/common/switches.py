@@ -1,0 +1,49 @@
+"""Environment switches that change what the agent may do, read once per process.
+
+`IS_SANDBOX` (permits `bypassPermissions` as root), `FUXI_FRONTEND` (whether anyone can
+answer an approval) and `FUXI_REPLAY` (whether a headless run re-executes recorded calls)
+widen or redirect the policy; so does where the user's own settings are read from. Code
+the model runs in the kernel can set `os.environ`; a switch read at decision time would
+let it grant itself more. So the values are taken when this module is first imported — at
+`%load_ext`, or at the first use of the package in a script — and later changes to the
+environment are ignored (say so in the README). Tests change them through
+`pytest.MonkeyPatch.setitem(switches.VALUES, ...)`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .config_folder import PROJECT_FOLDER
+
+__all__ = ["CONFIG_DIR", "NAMES", "VALUES", "config_dir", "pin_config_dir", "switch"]
+
+NAMES = ("IS_SANDBOX", "FUXI_FRONTEND", "FUXI_REPLAY")
+#: the values at load; integrity checks (`permissions/integrity.py`) watch this dict
+VALUES: dict[str, str | None] = {name: os.environ.get(name) for name in NAMES}
+#: The key under which a kernel pins its user folder (`pin_config_dir`).
+CONFIG_DIR = "config_dir"
+
+
+def switch(name: str) -> str | None:
+    """The value `name` had in the environment when the package was loaded."""
+    return VALUES.get(name)
+
+
+def pin_config_dir(path: str) -> None:
+    """Fix the user folder (settings, trust store, sessions) for this process. A kernel
+    does it at `%load_ext`: code the model runs there can set `HOME` or `FUXI_CONFIG_DIR`,
+    and a later cell must not read another folder's settings as the user's own. A
+    script's folder stays read on each call (tests point it away per test)."""
+    VALUES[CONFIG_DIR] = path
+
+
+def config_dir() -> Path:
+    """The user folder: `FUXI_CONFIG_DIR`, else `~/.fuxi`; as pinned at `%load_ext` in a
+    kernel (`pin_config_dir`), else read on each call (so tests can point it away)."""
+    pinned = VALUES.get(CONFIG_DIR)
+    if pinned:
+        return Path(pinned)
+    configured = os.environ.get("FUXI_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / PROJECT_FOLDER

@@ -1,0 +1,2 @@
+"""The context window: token counts, prompt-cache breakpoints, where compaction cuts.
+"""

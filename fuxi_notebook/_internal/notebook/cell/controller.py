@@ -1,0 +1,813 @@
+"""NotebookAgent: runs `%%fuxi` cells on the kernel's loop and keeps the conversation.
+
+One agent per IPython shell. For each cell it settles three questions, each in a module of
+its own, then runs the cell live (`live_cell`) or from its record (`replay_run`):
+
+- which cell this is and which notebook it lives in (`identity`);
+- which conversation it continues: this kernel's, the one saved in the notebook, a resumed
+  or forked one, or a new one (`conversations`);
+- whether it replays its record or calls the model (`replay_cell`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from ....errors import ConfigurationError
+from ....options import FuxiAgentOptions
+from ...agent.session import Session
+from ...common.switches import switch
+from ...models.known import unknown_model_warning
+from ...models.names import model_name
+from ...permissions.integrity import Watched
+from ...sessions.history import extend_history
+from ...sessions.record import RECORD_MIME, SessionRecord
+from ...sessions.replay import RecordedApprovals, why_not_replayable
+from ...sessions.text.transcript import turns_taken
+from ..display.render import HeadlessRenderer, LiveRenderer, Renderer, TextRenderer
+from ..kernel.context import referenced
+from ..replay.decide import DivergenceWatch, ReplayMode, has_api_key, replay_mode
+from .cellrun import FuxiRun, secrets, ticking
+from .conversations import ConversationPlan, Conversations
+from .identity import CellIdentity, NotebookIdentity
+from .live_cell import ALLOW_HINT, Approvals, LiveCell
+from .magic_args import CellArgs, MagicArgsError, parse_cell_line
+
+if TYPE_CHECKING:
+    from ...tools.base import Declaration
+    from ..replay.plan import ReplayPlan
+
+__all__ = ["HEADLESS_MAX_TURNS", "FuxiRun", "KernelMemory", "NotebookAgent",
+           "detect_frontend"]
+
+#: one display output: (data, metadata)
+_Output = tuple[dict[str, Any], dict[str, Any]]
+
+#: Headless, nobody can approve a call: a run needing more round trips than this is stuck
+#: (a model repeating denied calls ran 119 turns). `--max-turns` / `%fuxi config` override.
+HEADLESS_MAX_TURNS = 30
+
+
+def detect_frontend(shell: Any) -> str:
+    """"lab" (a frontend that can click), "headless" (nbclient, papermill) or "terminal"."""
+    forced = switch("FUXI_FRONTEND")  # read at %load_ext: code the model runs cannot flip it
+    if forced in ("lab", "headless", "terminal"):
+        return forced
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return "terminal" if sys.stdin is not None and sys.stdin.isatty() else "headless"
+    parent = kernel.get_parent() or {}
+    return "lab" if (parent.get("metadata") or {}).get("cellId") else "headless"
+
+
+@dataclass
+class KernelMemory:
+    """What the user told this kernel that `%reload_ext` keeps (a restart does not): the
+    replays consented to, the folders not trusted, the held-back lists already shown."""
+
+    replay_consented: set[str] = field(default_factory=set)
+    trust_declined: set[str] = field(default_factory=set)
+    held_back_told: set[str] = field(default_factory=set)
+
+
+class NotebookAgent:
+    """The `%%fuxi` state of one shell: defaults, the conversation, the records."""
+
+    def __init__(self, shell: Any, kept: KernelMemory | None = None) -> None:
+        from ..kernel.mcp import KernelServers
+        from ..kernel.tools import KernelContext
+        from .live_notebook import LiveNotebook
+
+        self.shell = shell
+        self.defaults: dict[str, Any] = {}
+        self.identity = NotebookIdentity(shell)
+        self.conversations = Conversations(self.identity)
+        self.session: Session | None = None
+        self.context = KernelContext(shell)
+        self.mcp = KernelServers()
+        #: the notebook as the browser has it, when the frontend extension answers
+        self.live = LiveNotebook(shell)
+        kept = kept or KernelMemory()
+        #: the plans (by digest) the user let replay: a record whose calls differ asks again
+        self.replay_consented: set[str] = set(kept.replay_consented)
+        #: fingerprints of project settings the user chose not to trust (asked once)
+        self.trust_declined: set[str] = set(kept.trust_declined)
+        #: fingerprints of held-back settings the cells already listed in full
+        self.held_back_told: set[str] = set(kept.held_back_told)
+        self.runs = 0
+        self.turns = 0
+        #: a %%fuxi cell is running (its code cannot start another, nor change the policy)
+        self.running = False
+        #: this cell's replay planners, by the settings they plan under
+        self._planners: dict[str, Callable[[SessionRecord], ReplayPlan]] = {}
+        #: the record output the running cell shows until it ends (`_keep_record_shown`)
+        self._kept: _Output | None = None
+
+    def memory(self) -> KernelMemory:
+        """What `%reload_ext` hands to the next agent of this kernel."""
+        return KernelMemory(set(self.replay_consented), set(self.trust_declined),
+                            set(self.held_back_told))
+
+    @property
+    def last_cell_id(self) -> str | None:
+        return self.conversations.last_cell
+
+    def _guard(self, session: Session) -> None:
+        """Add what the notebook holds to the session's policy: its defaults, the consent
+        to replay, which conversation goes on (see permissions/integrity.py)."""
+        session.permissions.allow_hint = ALLOW_HINT
+        for watched in (Watched(self, "defaults", label="the %fuxi config defaults"),
+                        Watched(self, "replay_consented", label="the consent to replay"),
+                        Watched(self, "conversations", "identity",
+                                label="the notebook's conversations"),
+                        Watched(self, "session", "identity", label="the current session")):
+            session.guard.watched.append(watched)
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is not None:  # what redacts every output (notebook/output_redaction.py)
+            session.guard.watched.append(Watched(kernel.session, "send", "identity",
+                                                 label="the redaction of the outputs"))
+        session.guard.reseal()
+        # the kernel's code is watched across cells: the previous cell's seal carries over
+        session.guard.arm(self.session.guard.code if self.session is not None else None)
+
+    def reseal(self) -> None:
+        """The policy as it stands is legitimate (`%fuxi config` / `reset` changed it)."""
+        if self.session is not None:
+            self.session.guard.reseal()
+
+    def _check(self, session: Session | None, when: str) -> str | None:
+        """Anything changed outside the approval path is reverted; this says what."""
+        breaches = session.guard.check() if session is not None else []
+        if not breaches:
+            return None
+        return (f"%%fuxi: security: the agent's permission policy was changed outside the "
+                f"approval path {when} ({'; '.join(breaches[:5])}). The change was reverted")
+
+    def _check_between_cells(self) -> None:
+        """Between cells only the user's `%fuxi` commands change the policy; anything else
+        (a thread the model's code left running, say) is reverted and the cell refused."""
+        problem = self._check(self.session, "since the last cell")
+        if problem:
+            raise UsageError(f"{problem}; run the cell again to go on.")
+
+    def _context(self, args: CellArgs, body: str) -> str | None:
+        """What the model is sent of the kernel with this prompt: the variables (all, or
+        `--vars`), the cells run since its last turn, and each `{name}` the prompt
+        references; nothing but the references with `--no-context`."""
+        chosen = {**self.defaults, **args.settings()}
+        kernel = self.context.describe(only=chosen.get("vars"),
+                                       nothing=bool(chosen.get("no_context")))
+        references = referenced(body, self.shell)
+        if references:
+            references = f"Variables the prompt refers to as {{name}}:\n{references}"
+        return "\n\n".join(part for part in (kernel, references) if part) or None
+
+    def reset(self) -> None:
+        """Forget the conversation (the next cell starts fresh) and stop the MCP servers."""
+        self.mcp.stop()
+        self.conversations.reset()
+        self.session = None
+        self.runs = self.turns = 0
+
+    def _settings(self, args: CellArgs) -> dict[str, Any]:
+        """The cell's options over the `%fuxi config` defaults."""
+        return {**{k: v for k, v in self.defaults.items() if k != "replay"},
+                **args.settings()}
+
+    def _options(self, args: CellArgs) -> FuxiAgentOptions:
+        return self._options_from(self._settings(args))
+
+    def _options_from(self, settings: dict[str, Any]) -> FuxiAgentOptions:
+        return FuxiAgentOptions(
+            model=settings.get("model"),
+            max_turns=settings.get("max_turns"),
+            max_budget_usd=settings.get("max_budget_usd"),
+            permission_mode=settings.get("permission_mode"),
+            allowed_tools=list(settings.get("allowed_tools") or []),
+            disallowed_tools=list(settings.get("disallowed_tools") or []),
+            effort=settings.get("effort"),
+            cwd=settings.get("cwd"),
+            output_format=self._output_format(settings.get("output_schema"),
+                                              settings.get("cwd")),
+        )
+
+    def _output_format(self, given: str | None, cwd: str | None) -> Any:
+        """`--output-schema`: a kernel variable (a schema dict or a pydantic model class),
+        inline JSON, or a .json file (relative to `--cwd`); None when not given."""
+        if given is None:
+            return None
+        value: Any
+        if given.isidentifier() and given in self.shell.user_ns:
+            value = self.shell.user_ns[given]
+            if isinstance(value, type):
+                return value  # a pydantic model class (Session checks it is one)
+        elif given.lstrip().startswith(("{", "[")):
+            value = _json(given, "--output-schema's JSON")
+        else:
+            path = Path(cwd or ".").expanduser() / Path(given).expanduser()
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace") if (
+                    path.is_file()) else None
+            except OSError:  # a name too long for a path, a file that cannot be read
+                text = None
+            if text is None:
+                shown = given if len(given) <= 80 else given[:80] + "…"
+                raise UsageError(f"%%fuxi: --output-schema takes inline JSON, a .json file or "
+                                 f"the name of a variable holding a schema or a pydantic "
+                                 f"model class; {shown!r} is none of these")
+            value = _json(text, str(path))
+        if isinstance(value, dict) and value.get("type") != "json_schema":
+            value = {"type": "json_schema", "schema": value}
+        return value
+
+    async def _project(self, options: FuxiAgentOptions, renderer: Renderer,
+                       *, ask: bool) -> Any:
+        """The project settings of the cell's `--cwd` (see agent/project_link.py). What
+        needs trust and is not trusted: a card says what it would enable (once per
+        content, and not on replay); trusting it is stored for that folder and content."""
+        from ...agent.project_link import load_project
+        from ...settings.project import trust_project
+
+        try:
+            project = load_project(options)
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: {error}") from None
+        if (ask and project.needs_trust and renderer.interactive
+                and project.fingerprint not in self.trust_declined):
+            async with ticking():  # "Interrupt kernel" must reach a waiting card too
+                trusted = await renderer.confirm_trust(_trust_summary(project))
+            if trusted:
+                return trust_project(project)
+            self.trust_declined.add(project.fingerprint)
+        return project
+
+    def _held_back_notes(self, session: Session) -> list[str]:
+        """What the project's settings could not apply: in full the first time a kernel
+        meets that content, then one line (the list is one `%fuxi trust` away)."""
+        notes = session.setup_notes()
+        project = session.project
+        if not project.needs_trust:
+            return notes
+        if project.fingerprint not in self.held_back_told:
+            self.held_back_told.add(project.fingerprint)
+            return notes
+        reminder = (f"the settings of {project.root} that need trust are held back "
+                    f"({len(project.held_back)} item(s)); %fuxi trust lists them and asks "
+                    "again")
+        return [reminder, *project.warnings]
+
+    def ask_trust_again(self) -> str:
+        """`%fuxi trust`: what the working folder's settings hold back, and the next cell
+        shows the card again."""
+        from ...agent.project_link import load_project
+
+        try:
+            project = load_project(self._options(CellArgs()))
+        except ConfigurationError as error:
+            raise UsageError(f"%fuxi trust: {error}") from None
+        self.trust_declined.discard(project.fingerprint)
+        if not project.needs_trust:
+            return f"fuxi: nothing in {project.root} waits for trust."
+        return f"{project.describe()}\nThe next %%fuxi cell asks whether to trust it."
+
+    async def _servers(self, args: CellArgs, project: Any = None) -> Any:
+        """The MCP servers the cell may use (`--mcp-config`, and the kernel's `@fuxi_tool`
+        functions), started now if they are not running yet; None when there are none."""
+        from ...mcp_servers import parse_mcp_servers
+        from ..kernel.mcp import kernel_functions
+
+        settings = self._settings(args)
+        given, cwd = settings.get("mcp_config"), Path(settings.get("cwd") or ".").expanduser()
+        try:
+            configs = {} if given is None else parse_mcp_servers(
+                self._mcp_value(given), base=cwd)
+            if project is not None:  # a trusted project's .mcp.json (the cell's own win)
+                configs = {**project.mcp_servers, **configs}
+            return await self.mcp.for_cell(configs, kernel_functions(self.shell.user_ns),
+                                           cwd.resolve())
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: --mcp-config: {error}") from None
+
+    def _mcp_value(self, given: str) -> Any:
+        """`--mcp-config NAME` names a kernel variable holding `{name: config}`; anything
+        else is inline JSON or a file."""
+        if given.isidentifier() and given in self.shell.user_ns:
+            value = self.shell.user_ns[given]
+            if not isinstance(value, dict):
+                raise ConfigurationError(f"the variable {given!r} holds a "
+                                         f"{type(value).__name__}, not {{name: config}}")
+            return value
+        return given
+
+    def probe(self, what: str) -> Session:
+        """A session with the current defaults that is never run (no client, no model
+        call): what a cell would be offered. `what` names the `%fuxi` command asking."""
+        from ...models.scripted import ScriptedModel
+        from ..kernel.tools import kernel_tools
+
+        options = self._options(CellArgs())
+        options.model = ScriptedModel([])  # only the tool list is wanted: no client
+        try:
+            return _session(options, extra_tools=kernel_tools(self.shell),
+                            mcp=self.mcp.current())
+        except ConfigurationError as error:
+            raise UsageError(f"%fuxi {what}: {error}") from None
+
+    def offered_tools(self) -> list[tuple[str, str, str]]:
+        """`%fuxi tools`: what a cell with the current defaults offers the model, as
+        (name, kind, where it comes from); MCP servers count once they run."""
+        from ..kernel.tools import kernel_tools
+
+        session = self.probe("tools")
+        kernel = {tool.name for tool in kernel_tools(self.shell)}
+        rows = []
+        for name in session.registry.names():
+            tool = session.registry.get(name)
+            server = getattr(tool, "server", None)
+            where = ("kernel" if name in kernel else
+                     f"MCP server {server}" if server is not None else "built-in")
+            if getattr(tool, "defer_loading", False):
+                where += " (deferred: found through ToolSearch)"
+            rows.append((name, session.kind(name) or "execute", where))
+        return rows
+
+    async def run_cell(self, line: str, body: str) -> FuxiRun:
+        """Run one `%%fuxi` cell."""
+        self._check_between_cells()
+        if self.running:
+            raise UsageError("%%fuxi: a %%fuxi cell is running already; code it runs cannot "
+                             "start another one")
+        self.running = True
+        redaction = _redaction(self.shell)
+        if redaction is not None:  # the kernel stays "busy" while a card waits
+            redaction.set_running(self.shell.kernel.get_parent())
+        try:
+            return await self._run_cell(line, body)
+        finally:
+            self.running = False
+            if redaction is not None:
+                redaction.set_running(None)
+
+    async def _run_cell(self, line: str, body: str) -> FuxiRun:
+        body = body.strip("\n")
+        self._planners.clear()  # declarations are read again for each cell
+        self._kept = None
+        try:
+            args = parse_cell_line(line)
+            mode = replay_mode(args.replay, self.defaults.get("replay"))
+        except (MagicArgsError, ValueError) as error:
+            raise UsageError(f"%%fuxi: {error}") from None
+        if not body.strip():
+            raise UsageError("%%fuxi: the cell body is the prompt; write what the agent "
+                             "should do, e.g. '%%fuxi\\nSummarise df'")
+        frontend = detect_frontend(self.shell)
+        renderer = _renderer(frontend)
+        options = self._options(args)
+        key = (str(Path(options.cwd or os.getcwd()).resolve()),)
+        model = options.model if isinstance(options.model, str) else None
+        self.identity.use_live(await self.live.document(self.identity.raw_path())
+                               if frontend == "lab" else None)
+        cell = self.identity.cell(line, body, explicit=args.cell_id)
+        try:
+            plan = self.conversations.plan(cell=cell, new=args.new, resume=args.resume,
+                                           fork=args.fork, key=key,
+                                           model=model_name(model),
+                                           cwd_option=args.settings().get("cwd"))
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: {error}") from None
+        if plan.source != "kernel":  # `%fuxi` counts the runs of this conversation
+            self.runs = self.turns = 0
+        figures = self._missing_figures(cell, plan)
+        renderer = _Told(renderer, self.live, _sent_cell_id(self.shell),
+                         after_card=self._show_kept)
+        self._kept = self._keep_record_shown(cell) if frontend == "lab" else None
+        replay, why_live = await self._replay_or_live(mode, cell, plan, args, body, renderer)
+        # rare, said once: also where headless runs see it
+        told = self.live.take_notes() + self.identity.take_notes()
+        for note in told:
+            print(note, file=sys.stderr)
+        if replay is None and (warning := unknown_model_warning(options.model)):
+            print(warning, file=sys.stderr)
+        notes = told + [f"fuxi: {n}" for n in (plan.note, why_live, figures) if n]
+        if replay is not None:
+            return await self._replay(replay, mode, cell, plan, args, body, renderer, notes,
+                                      key)
+        return await self._live(options, cell, plan, args, body, renderer, notes, key)
+
+    async def _replay_or_live(self, mode: ReplayMode, cell: CellIdentity,
+                              plan: ConversationPlan, args: CellArgs, body: str,
+                              renderer: Renderer) -> tuple[ReplayPlan | None, str | None]:
+        """The plan of the record to replay (or None to run live, with why if it matters).
+        Every replay follows its record's plan: the card, the terminal's prompt and a
+        headless run alike (see replay_plan.py)."""
+        from ..replay.plan import ReplayRefused
+
+        if not mode.replays:
+            return None, None
+        record, problem = self.conversations.recorded(cell)
+        key = has_api_key()
+        if problem is not None:
+            self._refuse(cell, f"its session record cannot be read: {problem}")
+        if record is None:
+            if key:
+                return None, None
+            raise UsageError(f"%%fuxi: cell {cell.cell_id} has no recorded run to replay and "
+                             "no API key is set: set ANTHROPIC_API_KEY to run it live")
+        why = (f"its record belongs to cell {record.cell_id} (a copy?)"
+               if record.cell_id != cell.cell_id else None)
+        why = why or why_not_replayable(record, prompt=body, options=args.settings(),
+                                        parent=plan.parent, secrets=secrets())
+        if why is not None:
+            if key and mode.mode != "strict":
+                return None, f"not replayed ({why}); running it live"
+            self._refuse(cell, f"the cell is not replayed: {why}")
+        try:
+            replay = self._plan(record, self._settings(args))
+        except ReplayRefused as refused:
+            self._refuse(cell, f"the cell is not replayed: {refused}; nothing of it ran")
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: {error}") from None
+        if not renderer.interactive and not mode.explicit:
+            self._refuse(cell, "this cell has a recorded run, and a headless run re-executes "
+                               "recorded tool calls only when asked to: set FUXI_REPLAY="
+                               "lenient (or strict), or use --replay")
+        if renderer.interactive and replay.digest not in self.replay_consented:
+            await self._ask_consent(cell, replay, renderer)
+        return replay, None
+
+    async def _ask_consent(self, cell: CellIdentity, replay: ReplayPlan,
+                           renderer: Renderer) -> None:
+        """The consent card for this record and every other record of the notebook not
+        consented to yet; consent covers exactly the plans it showed."""
+        from ..replay.consent import replay_consent
+        from ..replay.plan import ReplayRefused
+
+        notebook = self.identity.saved()
+        plans, unplayable, digests = [replay], [], {replay.digest}
+        for saved in notebook.cells if notebook is not None else ():
+            other = saved.record
+            if other is None or other is replay.record or other.cell_id == cell.cell_id:
+                continue
+            try:
+                planned = self._planner({**self._settings(CellArgs()), **other.options})(other)
+            except (ReplayRefused, ConfigurationError) as refused:
+                unplayable.append((other.cell_id, str(refused)))
+                continue
+            if planned.digest not in self.replay_consented | digests:
+                plans.append(planned)
+                digests.add(planned.digest)
+        consent = replay_consent(plans, unplayable=unplayable)
+        async with ticking():  # "Interrupt kernel" must reach a waiting card too
+            confirmed = await renderer.confirm_replay(consent)
+        if not confirmed:
+            self._refuse(cell, "replay cancelled; the recorded run is shown above and "
+                               "nothing was re-executed")
+        self.replay_consented |= digests
+
+    def _plan(self, record: SessionRecord, settings: dict[str, Any]) -> ReplayPlan:
+        """The record's replay plan under the tools a cell with `settings` has here."""
+        return self._planner(settings)(record)
+
+    def _planner(self, settings: dict[str, Any]) -> Callable[[SessionRecord], ReplayPlan]:
+        """Plans records under the tools a cell with `settings` has here (the declarations
+        are read once per cell and settings: the kernel's tools may change between cells).
+        Raises ConfigurationError for settings no cell could run with."""
+        from ...permissions.engine import always_allow_rule
+        from ..replay.plan import replay_plan
+
+        same = json.dumps(settings, sort_keys=True, default=str)
+        if same not in self._planners:
+            declared, cwd = self._declarations(settings)
+
+            def plan(record: SessionRecord) -> ReplayPlan:
+                return replay_plan(record, declared, rule_of=lambda declaration, tool_input:
+                                   always_allow_rule(declaration, tool_input, cwd=cwd))
+
+            self._planners[same] = plan
+        return self._planners[same]
+
+    def _granted_before(self, plan: ConversationPlan, args: CellArgs) -> list[str]:
+        """The "Always allow" rules the cells this one continues granted, each checked as
+        its own replay checks it (a record that cannot be replayed grants nothing)."""
+        from ..replay.plan import ReplayRefused
+
+        if not plan.ancestors:
+            return []
+        planner = self._planner(self._settings(args))
+        rules: list[str] = []
+        for earlier in plan.ancestors:
+            with contextlib.suppress(ReplayRefused):
+                rules += planner(earlier).rules
+        return rules
+
+    def _declarations(self, settings: dict[str, Any]) -> tuple[dict[str, Declaration], Path]:
+        """Name (older names too) -> declaration of every tool a replayed cell with
+        `settings` has, and its working directory. Raises ConfigurationError."""
+        from ...models.scripted import ScriptedModel
+        from ..kernel.tools import kernel_tools
+
+        options = self._options_from(settings)
+        options.model = ScriptedModel([])  # only the declarations are wanted: no client
+        session = _session(options, extra_tools=kernel_tools(self.shell))
+        declared = dict(session.permissions.declared)
+        for name in session.registry.names():
+            for alias in getattr(session.registry.get(name), "aliases", ()):
+                if name in declared:
+                    declared.setdefault(alias, declared[name])
+        return declared, session.cwd
+
+    def _missing_figures(self, cell: CellIdentity, plan: ConversationPlan) -> str | None:
+        """What a record this cell uses refers to and the notebook no longer shows (its
+        outputs were cleared or stripped), in one line; None when nothing is missing."""
+        from ...sessions.history import missing_figures
+
+        own, _ = self.conversations.recorded(cell)
+        records = [*plan.ancestors, *([own] if own is not None else [])]
+        outputs = self.conversations.outputs_of(records)
+        gone = [(record.cell_id, len(found)) for record in records
+                if (found := missing_figures(record, outputs.get(record.cell_id, [])))]
+        if not gone:
+            return None
+        cells = ", ".join(f"cell {cell_id} ({count})" for cell_id, count in gone)
+        return (f"figures the records refer to are no longer in the notebook (outputs "
+                f"cleared): {cells}; the conversation has a note in their place, and a "
+                "replay draws them again")
+
+    def _keep_record_shown(self, cell: CellIdentity) -> _Output | None:
+        """A cell that runs again first shows the record it has, so the live document
+        never lacks it (Jupyter cleared the outputs when the cell started; autosave could
+        write the notebook while a card waits). The final outputs replace it. Returns the
+        output shown (shown again after a card that clears the cell), or None."""
+        from ...sessions.record import record_to_output
+
+        record, _ = self.conversations.recorded(cell)
+        if record is None:
+            return None
+        data, metadata = record_to_output(
+            record, volatile=self.conversations.volatile_of(record.cell_id, cell))
+        data["text/markdown"] = (f"*fuxi: the recorded run of this cell ({data['text/plain']})"
+                                 " is kept here until this run replaces it*")
+        self._show_kept((data, metadata))
+        return data, metadata
+
+    def _show_kept(self, kept: _Output | None = None) -> None:
+        from ..kernel.capture import publish
+
+        kept = kept or self._kept
+        if kept is not None:
+            publish(self.shell, *kept)
+
+    def _refuse(self, cell: CellIdentity, why: str) -> None:
+        """Keep what the cell had (its saved outputs, or the record it showed while it
+        ran), then one clear line."""
+        from IPython.display import clear_output
+
+        from ..kernel.capture import publish
+        from .outputs import saved_bundle
+
+        saved = [o for o in (cell.saved.outputs if cell.saved is not None else ())
+                 if isinstance(o.get("data"), dict)]
+        if self._kept is not None:
+            clear_output(wait=True)  # what follows replaces the record shown meanwhile
+            if not any(RECORD_MIME in o["data"] for o in saved):
+                saved = []
+                self._show_kept()
+        for output in saved:  # as shown, not as the file keeps text (a list of lines)
+            publish(self.shell, saved_bundle(output["data"]), dict(output.get("metadata") or {}))
+        raise UsageError(f"%%fuxi: {why}")
+
+    async def _replay(self, replay: ReplayPlan, mode: ReplayMode, cell: CellIdentity,
+                      plan: ConversationPlan, args: CellArgs, body: str, renderer: Renderer,
+                      notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
+        from ...models.replay import ReplayModel
+        from ..kernel.tools import kernel_tools
+        from ..replay.run import ReplayCell, answer_from_record, recorded_mcp_tools
+
+        record = replay.record
+        options = self._options(args)
+        options.allowed_tools += self._granted_before(plan, args)
+        options.model = ReplayModel(replay.turns, name=record.model)
+        live = Approvals(renderer) if renderer.interactive else None
+        approvals = RecordedApprovals(replay.approvals, fallback=live.decide if live else None)
+        options.can_use_tool = approvals
+        conversation = plan.conversation
+        before = (list(conversation.history), list(conversation.pending_results),
+                  list(conversation.permission_updates))
+        tools = kernel_tools(self.shell) + recorded_mcp_tools(record)
+        project = await self._project(options, renderer, ask=False)
+        try:
+            session = _session(options, extra_tools=tools, conversation=conversation,
+                               project=project)
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: {error}") from None
+        answer_from_record(session, record)  # what its tools declare is not run again
+        told = self._held_back_notes(session)
+        self._guard(session)
+        approvals.policy = session.permissions.not_allowed
+        approvals.kind_of = session.kind
+        watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
+        volatile = self.conversations.volatile_of(record.cell_id, cell)
+        replay = ReplayCell(session, renderer, record, mode=mode.mode, approvals=approvals,
+                            watch=watch, notes=notes, volatile=volatile,
+                            context=self._context(args, body), shell=self.shell)
+        replay.redraw = self._kept is not None
+        try:
+            run = await replay.play(body)
+        finally:  # the conversation goes on from the record, not from the re-run
+            _tell(told)
+            problem = self._check(session, "during this cell")
+            saved = list(cell.saved.outputs) if cell.saved is not None else []
+            outputs = saved + replay.published.outputs
+            with contextlib.suppress(ConfigurationError):  # else: keep the re-run's history
+                conversation.history, conversation.pending_results = extend_history(
+                    before[0], before[1], record, outputs)
+            conversation.permission_updates[:] = before[2]
+            self._keep(session, record, outputs, conversation, key, volatile)
+        self._ran(run)
+        if problem:
+            raise UsageError(f"{problem}.")
+        return run
+
+    async def _live(self, options: FuxiAgentOptions, cell: CellIdentity,
+                    plan: ConversationPlan, args: CellArgs, body: str, renderer: Renderer,
+                    notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
+        from ..kernel.tools import kernel_tools
+
+        options.include_partial_messages = renderer.wants_partial
+        if not renderer.interactive and options.max_turns is None:
+            options.max_turns = HEADLESS_MAX_TURNS  # in _live only: replays are not cut short
+        approvals = Approvals(renderer) if renderer.interactive else None
+        options.can_use_tool = approvals.decide if approvals else None
+        project = await self._project(options, renderer, ask=True)
+        servers = await self._servers(args, project)
+        try:
+            session = _session(options, extra_tools=kernel_tools(self.shell),
+                               conversation=plan.conversation, mcp=servers, project=project)
+        except ConfigurationError as error:
+            raise UsageError(f"%%fuxi: {error}") from None
+        told = self._held_back_notes(session)
+        self._guard(session)
+        renderer.kind_of = session.kind  # cards and the view name each call's declared kind
+        live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
+                        options=args.settings(), context=self._context(args, body),
+                        notes=notes, shell=self.shell,
+                        replaces=cell.saved.metadata_digest if cell.saved else None)
+        try:
+            run = await live.play(body)
+        finally:
+            _tell(told)  # after the run: a live view's final outputs replace what was before
+            problem = self._check(session, "during this cell")
+            if live.record is not None:
+                self._keep(session, live.record, live.published.outputs, session.snapshot(),
+                           key, (live.final.metadata if live.final else {}).get("fuxi"))
+            if live.last_run is not None:  # interrupted too: `_fuxi` is this cell's run
+                self.shell.user_ns["_fuxi"] = live.last_run
+        self._ran(run)
+        if problem:
+            raise UsageError(f"{problem}.")
+        return run
+
+    def _keep(self, session: Session, record: SessionRecord, outputs: list[Any],
+              conversation: Any, key: tuple[Any, ...], volatile: dict[str, Any] | None
+              ) -> None:
+        """A cell left a record (also when interrupted): the conversation goes on from it."""
+        self.conversations.remember(record, outputs, conversation, key, volatile)
+        self.session = session
+        session.guard.reseal()  # checked just before: these changes are the cell's own
+
+    def _ran(self, run: FuxiRun) -> None:
+        """A cell finished: `_fuxi` and the counters `%fuxi` shows."""
+        self.shell.user_ns["_fuxi"] = run
+        self.runs += 1
+        self.turns += turns_taken(run.result.subtype, run.result.num_turns)
+
+
+def _redaction(shell: Any) -> Any:
+    """The kernel's OutputRedaction (notebook/output_redaction.py), if installed."""
+    from .output_redaction import OutputRedaction
+
+    kernel = getattr(shell, "kernel", None)
+    send = getattr(getattr(kernel, "session", None), "send", None)
+    owner = getattr(send, "__self__", None)
+    return owner if isinstance(owner, OutputRedaction) else None
+
+
+def _sent_cell_id(shell: Any) -> str | None:
+    """The cell id the frontend sent with this execution (the extension's own names)."""
+    kernel = getattr(shell, "kernel", None)
+    parent = kernel.get_parent() if kernel is not None else None
+    cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
+    return cell_id if isinstance(cell_id, str) else None
+
+
+class _Told:
+    """A renderer that tells the frontend extension while one of its cards waits (so an
+    off-screen card marks the notebook's tab); everything else goes to the renderer."""
+
+    def __init__(self, renderer: Renderer, live: Any, cell_id: str | None, *,
+                 after_card: Callable[[], None]) -> None:
+        self._renderer, self._live, self._cell = renderer, live, cell_id
+        #: a yes/no card clears the cell when it goes: the record is shown again
+        self._after_card = after_card
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._renderer, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._renderer, name, value)
+
+    @contextlib.asynccontextmanager
+    async def _waiting(self, kind: str) -> Any:
+        self._live.tell("waiting", self._cell, kind=kind)
+        try:
+            yield
+        finally:
+            self._live.tell("answered", self._cell)
+
+    async def ask(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        kind_of = getattr(self._renderer, "kind_of", None)  # the session's, once it exists
+        kind = "question" if kind_of is not None and kind_of(tool_name) == "ask" else "approval"
+        async with self._waiting(kind):
+            return await self._renderer.ask(tool_name, tool_input, context)
+
+    async def confirm_replay(self, consent: Any) -> bool:
+        try:
+            async with self._waiting("replay"):
+                return await self._renderer.confirm_replay(consent)
+        finally:
+            self._after_card()
+
+    async def confirm_trust(self, summary: str) -> bool:
+        try:
+            async with self._waiting("trust"):
+                return await self._renderer.confirm_trust(summary)
+        finally:
+            self._after_card()
+
+
+def _session(options: FuxiAgentOptions, **kwargs: Any) -> Session:
+    """A cell's session. The approval card is the cell's `can_use_tool`, and the user's
+    allow rules are meant to spare them the card: the warning that a rule shadows the
+    callback is for code that passes its own callback, not for the notebook."""
+    import warnings
+
+    from ....errors import CanUseToolShadowedWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CanUseToolShadowedWarning)
+        return Session(options, **kwargs)
+
+
+def _tell(notes: list[str]) -> None:
+    """What the project's settings could not apply (held back for want of trust, or
+    skipped) goes to the cell's stderr after the run: it stays visible in every frontend."""
+    for note in notes:
+        print(f"fuxi: {note}", file=sys.stderr)
+
+
+def _trust_summary(project: Any) -> str:
+    """The trust card's text: what the folder's settings would run or allow."""
+    from ...sessions.text.markdown import code_span, escape_math
+
+    lines = [f"**The project settings in {code_span(str(project.root))} would run code or "
+             "widen what runs without asking.** Nothing of it applies until you trust this "
+             "folder (with exactly this content):", ""]
+    lines += [f"- {code_span(item.description)} "
+              f"(from {code_span(item.file.name if item.file else item.source)})"
+              for item in project.held_back]
+    if project.trust_changes is not None:
+        lines += ["", "It was trusted before with other content; changed since:"]
+        lines += [f"- added: {code_span(line)}" for line in project.trust_changes.added]
+        lines += [f"- removed: {code_span(line)}" for line in project.trust_changes.removed]
+    lines += ["", "*Not now* runs the cell without them."]
+    return escape_math("\n".join(lines))
+
+
+def _json(text: str, what: str) -> Any:
+    """`text` as JSON; anything wrong with it (invalid, nested too deep) is one line."""
+    from ...common.reading import parse_json
+
+    try:
+        return parse_json(text, what)
+    except ConfigurationError as error:
+        raise UsageError(f"%%fuxi: {error}") from None
+
+
+def _renderer(frontend: str) -> Renderer:
+    if frontend == "lab":
+        return LiveRenderer()
+    if frontend == "terminal":
+        return TextRenderer()
+    return HeadlessRenderer()

@@ -1,0 +1,1 @@
+"""How a run shows up: renderers, the live view, approval cards, what a cell spent."""

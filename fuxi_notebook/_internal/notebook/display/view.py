@@ -1,0 +1,429 @@
+"""The live view's model: what the run has shown so far, rendered to markdown or text.
+
+It folds the message stream (text deltas, thinking, tool calls and results, the
+result) into items and renders them on demand; renderers decide when (coalesced) and
+which slice of the items each of their displays shows (a figure sits between two).
+A running call's card shows its elapsed time and output so far (`progress`); an image it
+returned shows as a thumbnail, numbered, so two figures are told apart. The run's own
+task-list calls are one line per run of them, and the checklist they last showed stays
+just above the status line, updated in place (`sessions/checklist.py`).
+Pure Python: no IPython here, so it is cheap to test.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ....types import (
+    AssistantMessage,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from ...sessions.text.checklist import (
+    TASK_TOOLS,
+    TaskCalls,
+    TaskStep,
+    fold_task_steps,
+    task_step,
+    tasks_markdown,
+    tasks_plain,
+)
+from ...sessions.text.markdown import escape_math, fence, quote
+from ...sessions.text.transcript import (
+    OUTCOME_MARKS,
+    builtin_kind,
+    call_outcome,
+    context_details,
+    edit_diff,
+    end_words,
+    input_summary,
+    turns_words,
+)
+from ...tools.task_list import ChecklistItem
+
+__all__ = ["THUMBNAIL", "KindOf", "LiveView", "ToolCard", "boundary_line", "tool_summary",
+           "waiting_words"]
+
+_RESULT_PREVIEW_LINES = 20
+_RESULT_PREVIEW_CHARS = 3000
+#: a thumbnail's source in rendered markdown, replaced by the image only after redaction
+#: (a secret pattern must never be looked for, or found, inside image bytes)
+THUMBNAIL = "fuxi-thumbnail:"
+#: a width (JupyterLab's `img { height: auto }` overrides a height attribute)
+_THUMBNAIL_WIDTH = 96
+
+
+def tool_summary(name: str, tool_input: dict[str, Any], kind: str | None = None) -> str:
+    """The most telling input field of a call, on one line (as the transcript shows it);
+    `kind` is its tool's declared kind (None: the built-in tool's of that name)."""
+    return input_summary(name, tool_input, kind)
+
+
+#: (tool name) -> its declared kind, None if unknown (`Session.kind`)
+KindOf = Callable[[str], "str | None"]
+
+
+def waiting_words(kind: str | None) -> str:
+    """What a card waits for: a question (an `ask` tool) for an answer, any other call
+    for an approval."""
+    return "waiting for your answer…" if kind == "ask" else "waiting for approval…"
+
+
+def _images(content: Any) -> list[tuple[str, str]]:
+    """(media type, base64 data) of the images of a tool result."""
+    found = []
+    for block in content if isinstance(content, list) else []:
+        source = block.get("source") if isinstance(block, dict) else None
+        if (block.get("type") == "image" and isinstance(source, dict)
+                and source.get("type") == "base64" and isinstance(source.get("data"), str)):
+            found.append((str(source.get("media_type") or "image/png"), source["data"]))
+    return found
+
+
+def _result_text(content: Any, first_figure: int) -> str:
+    """The result's text; its images as `[Figure N]` (their thumbnails are in the header)."""
+    if isinstance(content, str):
+        return content
+    parts, number = [], first_figure
+    for block in content if isinstance(content, list) else []:
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+        elif block.get("type") == "image":
+            parts.append(f"[Figure {number}]")
+            number += 1
+    return "\n".join(parts)
+
+
+def _fold(text: str) -> tuple[str, int]:
+    """The first lines of a long result and how many lines were left out."""
+    lines = text.splitlines()
+    shown = "\n".join(lines[:_RESULT_PREVIEW_LINES])[:_RESULT_PREVIEW_CHARS]
+    return shown, max(0, len(lines) - _RESULT_PREVIEW_LINES)
+
+
+def _diff(name: str, tool_input: dict[str, Any]) -> str | None:
+    """The Edit/Write diff, as the transcript shows it (cut for the live card)."""
+    if name not in ("Edit", "Write") or not isinstance(tool_input.get("file_path"), str):
+        return None
+    return edit_diff(name, tool_input)[:_RESULT_PREVIEW_CHARS] or None
+
+
+def _fold_tail(text: str) -> tuple[str, int]:
+    """The last lines of output so far (the newest is what tells progress)."""
+    lines = text.splitlines()
+    shown = "\n".join(lines[-_RESULT_PREVIEW_LINES:])[-_RESULT_PREVIEW_CHARS:]
+    return shown, max(0, len(lines) - _RESULT_PREVIEW_LINES)
+
+
+@dataclass
+class ToolCard:
+    """One tool call as the user sees it."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    started: float = field(default_factory=time.monotonic)
+    duration: float | None = None
+    result: str | None = None
+    is_error: bool = False
+    decision: str | None = None
+    progress: str = ""  # output so far while it runs
+    running_for: float | None = None  # seconds, as of the last progress report
+    first_figure: int = 1  # the number of its first image
+    images: list[tuple[str, str]] = field(default_factory=list)
+    thumbnails: list[str] = field(default_factory=list)  # THUMBNAIL keys of `images`
+    parent: str | None = None  # the Agent call of the subagent that made this call
+    kind: str | None = None  # its tool's declared kind
+    denied_by: str | None = None  # who denied it: user | policy (None: nobody did)
+    cut_short: bool = False  # the run was interrupted before the call had a result
+
+    @property
+    def outcome(self) -> str | None:
+        """How it ended (`sessions.transcript.call_outcome`), None while it runs."""
+        if self.result is None:
+            return "interrupted" if self.cut_short else None
+        return call_outcome(is_error=self.is_error, result=self.result,
+                            denied_by=self.denied_by, kind=self.kind)
+
+    @property
+    def task_step(self) -> TaskStep | None:
+        """How a task-list call of the run itself shows, when it has not failed and is not
+        waiting for approval (a subagent's list is its own: its calls stay cards)."""
+        if self.name not in TASK_TOOLS or self.parent or self.is_error or self.decision:
+            return None
+        return task_step(self.name, self.input, self.result)
+
+    @property
+    def status(self) -> str:
+        """`running · 3 s`, `waiting for approval…`, `✓ · 0.2 s`, `✗ failed · 1.0 s`,
+        `✗ denied` (it never ran: no time), `✗ interrupted`."""
+        outcome = self.outcome
+        if outcome is None:
+            if self.decision == "asking":
+                return waiting_words(self.kind)
+            elapsed = time.monotonic() - self.started
+            return f"running · {elapsed:.0f} s" if elapsed >= 1 else "running…"
+        mark = OUTCOME_MARKS[outcome]
+        if outcome in ("denied", "skipped") or self.result is None:
+            return mark
+        return f"{mark} · {self.duration or 0:.1f} s"
+
+    def markdown(self) -> str:
+        """The card as markdown; the header is HTML because `<summary>` does not render
+        markdown (a raw `**Write**` would show)."""
+        summary = html.escape(tool_summary(self.name, self.input, self.kind))
+        head = (f"<b>{html.escape(self.name)}</b> <code>{summary}</code> — "
+                f"{html.escape(self.status)}")
+        head += "".join(f' <img src="{key}" width="{_THUMBNAIL_WIDTH}" '
+                        f'alt="Figure {n}" title="Figure {n}">'
+                        for n, key in enumerate(self.thumbnails, self.first_figure))
+        body = []
+        diff = _diff(self.name, self.input)
+        if diff:
+            body.append(fence(diff, "diff"))
+        elif self.name == "Python" and isinstance(self.input.get("code"), str):
+            body.append(fence(self.input["code"][:_RESULT_PREVIEW_CHARS], "python"))
+        if self.result is not None:
+            shown, more = _fold(self.result)
+            note = f"\n… ({more} more lines)" if more else ""
+            body.append(fence(f"{shown}{note}"))
+        elif self.progress:
+            shown, more = _fold_tail(self.progress)
+            note = f"… ({more} lines before)\n" if more else ""
+            body.append(f"Output so far:\n\n{fence(f'{note}{shown}')}")
+        inner = "\n\n".join(body)
+        if not inner:
+            return head
+        return f"<details><summary>{head}</summary>\n\n{inner}\n\n</details>"
+
+
+@dataclass
+class LiveView:
+    """Items shown so far; `version` changes whenever there is something new to draw."""
+
+    items: list[Any] = field(default_factory=list)
+    cards: dict[str, ToolCard] = field(default_factory=dict)
+    status: str = "starting…"
+    version: int = 0
+    result: ResultMessage | None = None
+    live_status: Any = None  # () -> str while running (turns, tokens, cost so far)
+    run_cost: Any = None  # () -> float | None: what this run cost (None: price unknown)
+    figures: int = 0  # images shown in cards so far
+    thumbnails: dict[str, tuple[str, str]] = field(default_factory=dict)
+    checklist: tuple[ChecklistItem, ...] | None = None  # the last a task call showed
+    #: the declared kind of a tool (`Session.kind`); None: the built-in tools' own
+    kind_of: KindOf | None = None
+    _streaming: dict[int, list[str]] = field(default_factory=dict)
+
+    def kind(self, tool_name: str) -> str | None:
+        """The declared kind of `tool_name`, as the session took it."""
+        declared = self.kind_of(tool_name) if self.kind_of is not None else None
+        return declared or builtin_kind(tool_name)
+
+    def apply(self, message: Message) -> None:
+        """Fold one message in."""
+        if isinstance(message, StreamEvent):
+            self._stream(message.event)
+        elif isinstance(message, AssistantMessage):
+            self._assistant(message)
+        elif isinstance(message, UserMessage):
+            self._tool_results(message)
+        elif isinstance(message, ResultMessage):
+            self.result = message
+            self._ended(message)
+            self.status = self._result_status(message)
+        elif isinstance(message, SystemMessage) and message.subtype == "informational":
+            self.items.append(["note", str(message.data.get("content", ""))])
+        elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
+            self.items.append(["note", boundary_line(message)])
+        self.version += 1
+
+    def _stream(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self._streaming = {}
+        elif kind == "content_block_start":
+            block = event["content_block"]
+            if block.get("type") in ("text", "thinking"):
+                item = [block["type"], ""]
+                self.items.append(item)
+                self._streaming[event["index"]] = item
+        elif kind == "content_block_delta":
+            item = self._streaming.get(event["index"])
+            delta = event["delta"]
+            if item is not None:
+                item[1] += delta.get("text", "") or delta.get("thinking", "")
+
+    def _assistant(self, message: AssistantMessage) -> None:
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                card = ToolCard(block.id, block.name, block.input,
+                                parent=message.parent_tool_use_id, kind=self.kind(block.name))
+                self.cards[block.id] = card
+                self.items.append(["tool", card])
+            elif isinstance(block, TextBlock) and not self._streamed("text", block.text):
+                self.items.append(["text", block.text])
+            elif isinstance(block, ThinkingBlock) and not self._streamed("thinking",
+                                                                         block.thinking):
+                self.items.append(["thinking", block.thinking])
+
+    def _streamed(self, kind: str, text: str) -> bool:
+        return any(item[0] == kind and item[1] == text for item in self._streaming.values())
+
+    def _tool_results(self, message: UserMessage) -> None:
+        for block in message.content if isinstance(message.content, list) else []:
+            if isinstance(block, ToolResultBlock) and block.tool_use_id in self.cards:
+                card = self.cards[block.tool_use_id]
+                card.first_figure = self.figures + 1
+                card.images = _images(block.content)
+                card.thumbnails = []
+                for image in card.images:
+                    self.figures += 1
+                    key = f"{THUMBNAIL}{len(self.thumbnails)}"
+                    self.thumbnails[key] = image
+                    card.thumbnails.append(key)
+                card.result = _result_text(block.content, card.first_figure)
+                card.is_error = bool(block.is_error)
+                card.duration = time.monotonic() - card.started
+                step = card.task_step
+                if step is not None and step.checklist is not None:
+                    self.checklist = step.checklist
+
+    def progress(self, tool_use_id: str, output: str) -> None:
+        """A running call's output so far."""
+        card = self.cards.get(tool_use_id)
+        if card is not None and card.result is None:
+            card.progress = output
+            self.version += 1
+
+    def card_index(self, tool_use_id: str) -> int | None:
+        """Where a call's card is among the items."""
+        card = self.cards.get(tool_use_id)
+        return next((i for i, (kind, value) in enumerate(self.items)
+                     if kind == "tool" and value is card), None) if card else None
+
+    def mark_asking(self, tool_use_id: str | None, asking: bool) -> None:
+        card = self.cards.get(tool_use_id or "")
+        if card is not None:
+            card.decision = "asking" if asking else None
+            card.started = time.monotonic()
+            self.version += 1
+
+    def mark_decided(self, tool_use_id: str | None, verdict: str) -> None:
+        """The user answered a call's card: a denial shows as one ("✗ denied", not as a
+        call that ran and failed)."""
+        card = self.cards.get(tool_use_id or "")
+        if card is not None and verdict == "deny":
+            card.denied_by = "user"
+            self.version += 1
+
+    def _ended(self, result: ResultMessage) -> None:
+        """The run's end tells what the cards could not: which calls a rule or the policy
+        denied, and which an interrupt cut short (they never got a result)."""
+        for denial in result.permission_denials or []:
+            card = self.cards.get(str(denial.get("tool_use_id", "")))
+            if card is not None and card.denied_by is None:
+                card.denied_by = "policy"
+        if (result.terminal_reason or "").startswith("aborted"):
+            for card in self.cards.values():
+                card.cut_short = card.result is None
+
+    def _result_status(self, result: ResultMessage) -> str:
+        """The final status line: turns, how it ended, tokens, cost and time (`spend`)."""
+        from .spend import spend_words
+
+        word = "Stopped" if result.is_error else "Done"
+        turns = turns_words(result.subtype, result.num_turns)
+        if self.run_cost is not None:  # this run's own cost (None: a price is unknown)
+            cost = self.run_cost()
+        else:  # the result's total, unless a model of it has no known price
+            unpriced = any(isinstance(entry, dict) and entry.get("costUSD") is None
+                           for entry in (result.model_usage or {}).values())
+            cost = None if unpriced else result.total_cost_usd
+        spent = spend_words(result.usage or {}, cost, result.duration_ms)
+        return " · ".join(part for part in (f"{word} after {turns}", end_words(result.subtype),
+                                            spent) if part)
+
+    def markdown(self, start: int = 0, end: int | None = None, *, status: bool = True) -> str:
+        """Items `start:end` as markdown (JupyterLab renders `<details>` as collapsibles),
+        with the status line if `status`. Thumbnails are `THUMBNAIL` keys (see
+        `with_thumbnails`)."""
+        parts = []
+        for kind, value in self._shown(start, end):
+            if kind == "tasks":
+                parts.append(tasks_markdown(value))
+            elif kind == "text" and value:
+                parts.append(escape_math(value))
+            elif kind == "thinking" and value:
+                parts.append("<details><summary>Thinking</summary>\n\n"
+                             f"{escape_math(value)}\n\n</details>")
+            elif kind == "tool":
+                parts.append(value.markdown())
+            elif kind == "note":
+                parts.append(quote(escape_math(value)))
+            elif kind == "context":
+                parts.append(context_details(value))
+        if status and self.checklist:
+            parts.append(tasks_markdown(TaskCalls((), self.checklist)))
+        if status:
+            parts.append(f"*{escape_math(self._status_line())}*")
+        return "\n\n".join(parts)
+
+    def _shown(self, start: int, end: int | None) -> list[tuple[str, Any]]:
+        """Items `start:end`, the run's consecutive task-list calls as one `tasks` item."""
+        items = [("task", step) if kind == "tool" and (step := value.task_step) is not None
+                 else (kind, value) for kind, value in self.items[start:end]]
+        return fold_task_steps(items, attach=False)
+
+    def with_thumbnails(self, markdown: str) -> str:
+        """The thumbnail keys in `markdown` replaced by the images, as data URIs."""
+        for key, (media_type, data) in self.thumbnails.items():
+            if key in markdown:
+                markdown = markdown.replace(f'"{key}"', f'"data:{media_type};base64,{data}"')
+        return markdown
+
+    def _status_line(self) -> str:
+        if self.result is None and self.live_status is not None:
+            return str(self.live_status())
+        return self.status
+
+    def text(self, start: int = 0, end: int | None = None, *, status: bool = True) -> str:
+        """Items `start:end` as plain text."""
+        parts = []
+        for kind, value in self._shown(start, end):
+            if kind == "tasks":
+                parts.append(tasks_plain(value))
+            elif kind == "tool":
+                result = f"\n  {(value.result or '')[:500]}" if value.result else ""
+                summary = tool_summary(value.name, value.input, value.kind)
+                parts.append(f"[{value.name}] {summary} ({value.status}){result}")
+            elif value:
+                parts.append(value if kind != "thinking" else f"(thinking) {value[:200]}")
+        if status and self.checklist:
+            parts.append(tasks_plain(TaskCalls((), self.checklist)))
+        if status:
+            parts.append(f"[{self._status_line()}]")
+        return "\n".join(parts)
+
+
+def boundary_line(message: SystemMessage) -> str:
+    """The one line a `compact_boundary` message is shown as."""
+    from types import SimpleNamespace
+
+    from ...sessions.text.transcript import compaction_line
+
+    meta = message.data.get("compact_metadata") or {}
+    return compaction_line(SimpleNamespace(trigger=meta.get("trigger", "auto"),
+                                           pre_tokens=int(meta.get("pre_tokens") or 0),
+                                           post_tokens=int(meta.get("post_tokens") or 0)))

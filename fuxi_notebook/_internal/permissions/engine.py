@@ -1,0 +1,323 @@
+"""Decides whether a tool call may run, in the documented order:
+
+    PreToolUse hooks → deny rules → ask rules → permission mode → allow rules → can_use_tool
+
+Deny always wins and nothing downgrades it. "Hard" asks (ask rules, removing a critical
+path) are confirmed in every mode; "soft" asks (protected paths, commands that could not
+be analysed) stop rules and modes from auto-approving but not `bypassPermissions`. What
+nobody approves is denied, with a message that tells the model how it could be allowed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ...errors import ConfigurationError
+from ...hooks import HookOutcome, HookRunner
+from ...options import (
+    PERMISSION_MODES,
+    FuxiAgentOptions,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionRuleValue,
+    PermissionUpdate,
+    ToolPermissionContext,
+)
+from ..common import switches
+from ..common.switches import switch
+from ..tools.base import Declaration, always_allow_of, declaration_of
+from .integrity import Watched
+from .judge import Judgement, RuleBook
+from .rules import Behavior, parse_rule, parse_rules
+from .settings import load_settings
+from .shell.analysis import SimpleCommand, kills_own_process
+
+__all__ = ["Decision", "PermissionEngine", "always_allow_rule", "check_mode"]
+
+Classifier = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
+
+
+@dataclass
+class Decision:
+    """The outcome for one call; `stop` ends the whole run (a hook said continue=False)."""
+
+    behavior: Literal["allow", "deny"]
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+    interrupt: bool = False
+    stop: bool = False
+    context: list[str] = field(default_factory=list)
+    banners: list[str] = field(default_factory=list)
+    targets: dict[str, str] = field(default_factory=dict)
+
+
+def check_mode(mode: str) -> None:
+    """Reject unknown modes, and `bypassPermissions` as root outside a declared sandbox."""
+    if mode not in PERMISSION_MODES:
+        raise ConfigurationError(
+            f"unknown permission_mode {mode!r}; expected one of {', '.join(PERMISSION_MODES)}")
+    if mode == "bypassPermissions" and _is_root() and switch("IS_SANDBOX") != "1":
+        raise ConfigurationError(
+            "permission_mode='bypassPermissions' is refused when running as root. "
+            "If this is an isolated environment (container, CI sandbox), set IS_SANDBOX=1 "
+            "before the package loads (it is read once, at load).")
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _own_process() -> tuple[list[str], list[int]]:
+    """Command lines and pids of this process and its parent (the kernel, the server)."""
+    pids = [os.getpid(), os.getppid()]
+    lines = []
+    for pid in pids:
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        lines.append(raw.replace(b"\0", b" ").decode(errors="replace").strip())
+    return lines, pids
+
+
+def always_allow_rule(declared: Declaration, tool_input: dict[str, Any], *,
+                      cwd: Path) -> str | None:
+    """The rule "Always allow" adds for this call, as the tool declares it, in the form an
+    approval records it (None: the declaration names no valid rule). A replay checks a
+    recorded "Always allow" against this, so a record cannot grant more than the call's
+    own tool would have offered."""
+    rule = always_allow_of(declared, tool_input)
+    try:
+        parse_rule(rule, "allow", cwd=cwd)
+    except ConfigurationError:
+        return None
+    return str(PermissionRuleValue.from_text(rule))
+
+
+class PermissionEngine:
+    """The permission state of one session."""
+
+    def __init__(self, options: FuxiAgentOptions, *, cwd: Path, hooks: HookRunner | None = None,
+                 classifier: Classifier | None = None, tools: Iterable[Any] | None = None,
+                 project: Any = None) -> None:
+        """`tools` are the tools whose declarations decide (default: the built-ins); a
+        call of any other tool is judged as an undeclared `execute` tool. `project`: the
+        session's project settings (settings/project.py): their rules, directories and
+        mode, as far as they apply (what needs trust was held back there)."""
+        settings = load_settings(options.settings, cwd)
+        sources = [settings, *(project.permissions if project is not None else [])]
+        self.mode = (options.permission_mode or settings.default_mode
+                     or (project.mode if project is not None else None) or "default")
+        check_mode(self.mode)
+        self.cwd = cwd
+        dirs = [*options.add_dirs, *(settings.root / d for d in settings.directories),
+                *(project.directories if project is not None else [])]
+        self.roots = [cwd.resolve(), *(Path(d).expanduser().resolve() for d in dirs)]
+        self.rules = {
+            behavior: parse_rules(values, behavior, cwd=cwd) + [
+                rule for source in sources for rule in parse_rules(
+                    getattr(source, behavior), behavior, cwd=cwd, root=source.root)]
+            for behavior, values in (("allow", options.allowed_tools),
+                                     ("deny", options.disallowed_tools), ("ask", []))
+        }
+        self.book = RuleBook(self.rules, self.roots)
+        # permission_prompts="none": what would be asked is denied, nobody is asked
+        self.can_use_tool = (None if options.permission_prompts == "none"
+                             else options.can_use_tool)
+        self.hooks = hooks or HookRunner(None)
+        self.classifier = classifier
+        self.on_update: Callable[[PermissionUpdate], None] | None = None
+        #: called once updates are applied: they are the approval path's, so legitimate
+        self.on_applied: Callable[[], None] | None = None
+        self._own = _own_process()
+        if tools is None:
+            from ..tools.builtin import builtin_tools
+
+            tools = builtin_tools()
+        #: the tools' declarations, taken once (see `tools/base.Declaration`)
+        self.declared: dict[str, Declaration] = {
+            tool.name: declaration_of(tool, tool.name) for tool in tools}
+
+    def watched(self) -> list[Watched]:
+        """What this engine's policy consists of, for integrity checks."""
+        book = self.book
+        return [Watched(self, "mode", label="the permission mode"),
+                Watched(self, "rules", label="the permission rules"),
+                Watched(self, "roots", label="the working directories"),
+                Watched(self, "declared", "shallow", label="the tool declarations"),
+                Watched(self, "cwd", label="the working directory"),
+                *(Watched(self, attr, "identity", label=f"the engine's {attr}") for attr in
+                  ("book", "can_use_tool", "hooks", "classifier", "on_update", "on_applied",
+                   "allow_hint")),
+                Watched(book, "rules", "identity", label="the rule book"),
+                Watched(book, "roots", "identity", label="the rule book's directories"),
+                Watched(switches, "VALUES", label="the environment switches")]
+
+    def offered(self, tool_name: str) -> bool:
+        """A bare deny rule removes the tool from what the model is offered."""
+        return self.book.bare("deny", tool_name) is None
+
+    def _refuse(self, cmd: SimpleCommand) -> str | None:
+        lines, pids = self._own
+        reason = kills_own_process(cmd, own_cmdlines=lines, own_pids=pids)
+        return f"refused: {reason}" if reason else None
+
+    async def decide(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str, *,
+                     base: Path | None = None, hook_input: dict[str, Any] | None = None
+                     ) -> Decision:
+        """The decision for one call, following the documented evaluation order."""
+        hook = await self.hooks.run("PreToolUse", {**(hook_input or {}), "tool_name": tool_name,
+                                                   "tool_input": tool_input,
+                                                   "tool_use_id": tool_use_id},
+                                    tool_use_id=tool_use_id, match=tool_name)
+        decision = await self._after_hook(hook, tool_name, tool_input, tool_use_id, base)
+        decision.context.extend(hook.additional_context)
+        decision.banners.extend(hook.system_messages)
+        return decision
+
+    async def _after_hook(self, hook: HookOutcome, tool_name: str, tool_input: dict[str, Any],
+                          tool_use_id: str, base: Path | None) -> Decision:
+        """Rules, mode and approval, once the PreToolUse hooks have spoken."""
+        if hook.stop:
+            return Decision("deny", hook.stop_reason or "A hook stopped the run.", stop=True)
+        if hook.decision == "deny":
+            return Decision("deny", hook.reason or f"A PreToolUse hook blocked {tool_name}.")
+        updated = hook.updated_input
+        tool_input = updated if updated is not None else tool_input
+        judged = self.book.judge(tool_name, self.declared.get(tool_name), tool_input, cwd=self.cwd,
+                                 base=base or self.cwd, refuse=self._refuse)
+        if judged.deny:
+            return Decision("deny", f"Permission to use {tool_name} was denied: {judged.deny}.")
+        ask = judged.hard_ask or ("a PreToolUse hook asked for confirmation"
+                                  if hook.decision == "ask" else None)
+        if ask is None and self._auto_approved(judged, hook.decision == "allow"):
+            return Decision("allow", updated_input=updated, targets=judged.targets)
+        if ask is None and self.mode == "plan" and judged.changes:
+            ask = "plan mode: changes and code need approval"
+        reason = ask or next(iter(judged.soft_ask + judged.notes), None)
+        decision = await self._ask(tool_name, tool_input, tool_use_id, reason, updated,
+                                   hard=judged.hard_ask is not None,
+                                   outside=judged.outside[0] if judged.outside else None)
+        if decision.updated_input is None:
+            decision.targets = judged.targets  # changed input was not the one judged
+        return decision
+
+    def _auto_approved(self, judged: Judgement, hook_allow: bool) -> bool:
+        """Mode, allow rules and the safe set, in that order (no hard ask pending)."""
+        if self.mode == "bypassPermissions":
+            return True
+        if judged.soft_ask:
+            return False
+        if self.mode == "acceptEdits" and judged.accept_edits:
+            return True
+        if self.mode == "plan" and judged.changes:
+            return False
+        return judged.allowed or hook_allow or judged.safe
+
+    async def _ask(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str,
+                   reason: str | None, updated: dict[str, Any] | None, *, hard: bool,
+                   outside: str | None = None) -> Decision:
+        if self.mode == "dontAsk":
+            return Decision("deny", self.not_allowed(tool_name, reason))
+        request = await self.hooks.run("PermissionRequest", {
+            "tool_name": tool_name, "tool_input": tool_input, "tool_use_id": tool_use_id},
+            tool_use_id=tool_use_id, match=tool_name)
+        if request.permission_request:
+            return self._from_hook(request.permission_request, tool_name, updated)
+        if self.mode == "auto" and self.classifier is not None and not hard:
+            allow, why = await self.classifier(tool_name, tool_input)
+            if allow:
+                return Decision("allow", updated_input=updated)
+            return Decision("deny", f"The permission classifier blocked {tool_name}: {why}")
+        if self.can_use_tool is None:
+            return Decision("deny", self.not_allowed(tool_name, reason))
+        await self.hooks.run("Notification", {
+            "message": f"Fuxi needs your permission to use {tool_name}",
+            "title": "Permission needed", "notification_type": "permission_prompt"},
+            match="permission_prompt")
+        return await self._callback(tool_name, tool_input, tool_use_id, reason, hard, outside)
+
+    def _from_hook(self, decision: dict[str, Any], tool_name: str,
+                   updated: dict[str, Any] | None) -> Decision:
+        if decision.get("behavior") == "allow":
+            return Decision("allow", updated_input=decision.get("updatedInput") or updated)
+        return Decision("deny", decision.get("message") or
+                        f"A PermissionRequest hook denied {tool_name}.",
+                        interrupt=bool(decision.get("interrupt")))
+
+    async def _callback(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str,
+                        reason: str | None, hard: bool, outside: str | None) -> Decision:
+        assert self.can_use_tool is not None
+        context = ToolPermissionContext(tool_use_id=tool_use_id, display_name=tool_name,
+                                        decision_reason=reason, blocked_path=outside,
+                                        hard_ask=hard,
+                                        suggestions=self.suggestions(tool_name, tool_input))
+        try:
+            answer = await self.can_use_tool(tool_name, dict(tool_input), context)
+        except Exception as error:  # fail closed: a broken approval callback never allows
+            return Decision("deny", f"The approval callback failed ({type(error).__name__}: "
+                                    f"{error}), so {tool_name} was not run.")
+        if isinstance(answer, PermissionResultAllow):
+            self.apply(answer.updated_permissions or [])
+            return Decision("allow", updated_input=answer.updated_input)
+        if isinstance(answer, PermissionResultDeny):
+            message = answer.message or f"The user denied permission to use {tool_name}."
+            return Decision("deny", message, interrupt=answer.interrupt)
+        return Decision("deny", "The approval callback returned neither PermissionResultAllow "
+                                f"nor PermissionResultDeny, so {tool_name} was not run.")
+
+    def suggestions(self, tool_name: str, tool_input: dict[str, Any]) -> list[PermissionUpdate]:
+        """What "Always allow" adds for this call, as the tool declares it."""
+        rule = always_allow_rule(self.declared.get(tool_name)
+                                 or declaration_of(None, tool_name), tool_input, cwd=self.cwd)
+        if rule is None:
+            return []  # a declaration that names no valid rule offers no "Always allow"
+        return [PermissionUpdate(type="addRules", behavior="allow",
+                                 rules=[PermissionRuleValue.from_text(rule)],
+                                 destination="session")]
+
+    def apply(self, updates: list[PermissionUpdate], *, remember: bool = True) -> None:
+        """Apply permission updates for the rest of the session (`on_update` hears of
+        each, so that a continued conversation gets them back)."""
+        for update in updates:
+            if remember and self.on_update is not None:
+                self.on_update(update)
+            behavior: Behavior = update.behavior or "allow"
+            rules = [parse_rule(r, behavior, cwd=self.cwd) for r in update.rules or []]
+            target = self.rules[behavior]
+            if update.type == "addRules":
+                target.extend(rules)
+            elif update.type == "replaceRules":
+                target[:] = rules
+            elif update.type == "removeRules":
+                texts = {r.text for r in rules}
+                target[:] = [r for r in target if r.text not in texts]
+            elif update.type == "setMode" and update.mode:
+                check_mode(update.mode)
+                self.mode = update.mode
+            elif update.type in ("addDirectories", "removeDirectories"):
+                self._directories(update)
+        if self.on_applied is not None:
+            self.on_applied()
+
+    def _directories(self, update: PermissionUpdate) -> None:
+        dirs = [Path(d).expanduser().resolve() for d in update.directories or []]
+        if update.type == "addDirectories":
+            self.roots.extend(d for d in dirs if d not in self.roots)
+        else:
+            self.roots[:] = [r for r in self.roots if r not in dirs or r == self.roots[0]]
+
+    #: How the user can allow a tool, as the model is told; the notebook says it its way.
+    allow_hint = ("allow it with allowed_tools=[{tool!r}] (or a narrower rule such as "
+                  "'Bash(git status)') or pass a can_use_tool callback")
+
+    def not_allowed(self, tool_name: str, reason: str | None) -> str:
+        """What the model is told when nobody approved a call that needed approval."""
+        why = f" ({reason})" if reason else ""
+        how = self.allow_hint.format(tool=tool_name)
+        mode = " (mode dontAsk)" if self.mode == "dontAsk" else ""
+        return f"Permission to use {tool_name} was not granted{why}{mode}; {how}."

@@ -1,0 +1,1 @@
+"""A session record as text: transcripts, the checklist, model text shown as markdown."""

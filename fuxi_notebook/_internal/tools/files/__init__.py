@@ -1,0 +1,1 @@
+"""The file tools (Read, Write, Edit, Glob, Grep) and their helpers."""

@@ -1,0 +1,1 @@
+"""The web tools: WebFetch (checked addresses, HTML to markdown) and WebSearch."""
