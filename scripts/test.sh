@@ -7,6 +7,8 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 .venv/bin/ruff check fuxi_notebook tests benchmarks scripts examples
+# The documentation site (mkdocs.yml, docs/): strict, so a broken link or anchor fails
+.venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 # The real-browser tests (tests/browser) drive JupyterLab in Debian's chromium through
 # Playwright's executable_path; `playwright install` is never run (no browser downloads).
 if [ ! -x /usr/bin/chromium ]; then
