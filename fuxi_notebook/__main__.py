@@ -15,9 +15,11 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ._internal.sessions.notebook_file import FuxiCell, SavedNotebook
     from ._internal.sessions.record import SessionRecord
 
@@ -130,7 +132,10 @@ def _sessions_command(args: argparse.Namespace) -> tuple[str, list[str]]:
     import nbformat
 
     document = export.export_notebook(records, notebook=notebook.path.name)
-    return nbformat.writes(nbformat.from_dict(document)), warnings
+    # nbformat's functions carry no annotations: typed views of them
+    writes = cast("Callable[[Any], str]", nbformat.writes)
+    from_dict = cast("Callable[[dict[str, Any]], Any]", nbformat.from_dict)
+    return writes(from_dict(document)), warnings
 
 
 def _keep_main(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import itertools
 import json
 import threading
 from collections import deque
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
@@ -60,7 +61,7 @@ class FakeMessagesServer:
 
     def __init__(
         self,
-        steps: list[Step] | None = None,
+        steps: Sequence[Step] | None = None,
         *,
         model: str | None = None,
         chunk: int = 24,
@@ -106,7 +107,7 @@ class FakeMessagesServer:
         with self._lock:
             self._steps.extend(steps)
 
-    def reset(self, steps: list[Step] | None = None) -> None:
+    def reset(self, steps: Sequence[Step] | None = None) -> None:
         """Start over: new script, no recorded requests, empty prompt cache."""
         with self._lock:
             self._steps = deque(steps or [])

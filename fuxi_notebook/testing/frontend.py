@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["Card", "NotebookFrontend"]
 
@@ -74,8 +74,8 @@ class NotebookFrontend:
             path: the notebook file (VS Code's `__vsc_ipynb_file__`; the live document's
                 path for the extension).
         """
-        from jupyter_client import KernelManager
         from jupyter_client.kernelspec import KernelSpec
+        from jupyter_client.manager import KernelManager
 
         self.km = KernelManager()
         self.km._kernel_spec = KernelSpec(
@@ -329,4 +329,6 @@ class _Outputs:
     def cells(self) -> list[Any]:
         import nbformat
 
-        return [nbformat.from_dict(item) for item in self.items]
+        # nbformat's functions carry no annotations: a typed view of this one
+        from_dict = cast("Callable[[dict[str, Any]], Any]", nbformat.from_dict)
+        return [from_dict(item) for item in self.items]

@@ -14,6 +14,7 @@ early, never sending a request over the window.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +98,7 @@ class RequestMeter:
 
     def estimate(self, system: list[dict[str, Any]], tools: list[dict[str, Any]],
                  history: list[dict[str, Any]],
-                 pending: list[dict[str, Any]] = ()) -> tuple[int, bool]:
+                 pending: Sequence[dict[str, Any]] = ()) -> tuple[int, bool]:
         """`(tokens, counted)`: the size of a request of `history` (plus `pending`
         results), and whether the API's count of the last request went into it."""
         sizes = [self._size(message) for message in history]

@@ -190,6 +190,7 @@ class Connection:
                     calls.cancel_scope.cancel()
                     return job.reason if isinstance(job, _Gone) else None
                 calls.start_soon(self._serve, client, job)
+        return None  # only if the task group swallowed an exception (the checker's view)
 
     async def _serve(self, client: Any, job: _Job) -> None:
         import anyio

@@ -57,11 +57,12 @@ def fuxi_tool(function: Any = None, *, name: str | None = None,
     def decorate(target: F) -> F:
         if not callable(target):
             raise TypeError(f"@fuxi_tool decorates a function, not {target!r}")
-        spec = SdkMcpTool(name=name or target.__name__,
-                          description=description or inspect.getdoc(target)
-                          or f"Calls the Python function {target.__name__}.",
-                          input_schema=signature_schema(target), handler=_handler(target),
-                          annotations={"readOnlyHint": True} if read_only else None)
+        spec: SdkMcpTool[Any] = SdkMcpTool(
+            name=name or target.__name__,
+            description=description or inspect.getdoc(target)
+            or f"Calls the Python function {target.__name__}.",
+            input_schema=signature_schema(target), handler=_handler(target),
+            annotations={"readOnlyHint": True} if read_only else None)
         target.fuxi_tool = spec  # type: ignore[attr-defined]
         _REGISTERED[spec.name] = spec  # defining it again replaces it, as in a notebook
         return target

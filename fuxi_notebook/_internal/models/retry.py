@@ -44,5 +44,5 @@ class RetryPolicy:
         """Seconds to wait before retry number `attempt` (0-based)."""
         if retry_after is not None and retry_after > 0:
             return min(retry_after, self.max_retry_after)
-        backoff = min(self.base_delay * 2**attempt, self.max_delay)
+        backoff: float = min(self.base_delay * 2**attempt, self.max_delay)
         return backoff * (1 - 0.25 * random.random())

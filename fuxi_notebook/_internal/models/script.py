@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "Fault",
@@ -227,5 +227,6 @@ def load_script(source: str | Path | list[dict[str, Any]] | dict[str, Any]) -> l
         source = json.loads(source)
     elif isinstance(source, str | Path):
         source = json.loads(Path(source).read_text(encoding="utf-8"))
-    steps = source["steps"] if isinstance(source, dict) else source
+    parsed = cast("list[dict[str, Any]] | dict[str, Any]", source)  # JSON: a list or an object
+    steps = parsed["steps"] if isinstance(parsed, dict) else parsed
     return [step_from_dict(step) for step in steps]

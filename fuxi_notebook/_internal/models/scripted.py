@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from ...errors import ModelError, UnconsumedSteps, UnexpectedModelCall
 from .accumulate import play_events
@@ -70,7 +70,7 @@ class ScriptedModel:
             raise ModelError(step.message or f"scripted fault {step.status}", status=step.status)
         if isinstance(step, Exception):
             raise step
-        return step
+        return cast(Turn, step)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamItem]:
         """Play the next step as a stream."""

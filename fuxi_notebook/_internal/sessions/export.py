@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .notebook_file import SavedNotebook
 from .record import SessionRecord
@@ -141,7 +141,8 @@ def _action(name: str, args: dict[str, Any]) -> _Step | None:
     if name == "Write" and isinstance(path, str) and isinstance(args.get("content"), str):
         return _Step("code", _write_code(path, args["content"], f"Write {path}"))
     old, new = args.get("old_string"), args.get("new_string")
-    if name != "Edit" or not all(isinstance(v, str) for v in (path, old, new)):
+    if name != "Edit" or not (isinstance(path, str) and isinstance(old, str)
+                              and isinstance(new, str)):
         return None
     if old == "":  # the Edit tool creates the file
         return _Step("code", _write_code(path, new, f"Edit (create) {path}"))
@@ -191,7 +192,8 @@ def _bash_call(command: str) -> str:
 def _plain_python(code: str) -> bool:
     """Compiles on its own, and still will in the middle of a script (no `__future__`)."""
     try:
-        tree = compile(code, "<fuxi Python call>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = cast(ast.Module, compile(code, "<fuxi Python call>", "exec", ast.PyCF_ONLY_AST,
+                                        dont_inherit=True))
         compile(tree, "<fuxi Python call>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
@@ -239,23 +241,27 @@ def export_notebook(records: Sequence[SessionRecord], *,
     """The code as an nbformat v4 notebook: the prompts as markdown, calls as code cells."""
     import nbformat  # here: it loads jsonschema, seconds that the other exports need not pay
 
+    # nbformat's constructors carry no annotations: typed views of them
+    new_markdown_cell = cast("Callable[[str], Any]", nbformat.v4.new_markdown_cell)
+    new_code_cell = cast("Callable[[str], Any]", nbformat.v4.new_code_cell)
+    new_notebook = cast("Callable[..., dict[str, Any]]", nbformat.v4.new_notebook)
     header = _header(records, notebook, lambda text: _md_escape(printable_line(text)))
-    cells: list[Any] = [nbformat.v4.new_markdown_cell("\n\n".join(header)),
-                        nbformat.v4.new_code_cell("from pathlib import Path")]
+    cells: list[Any] = [new_markdown_cell("\n\n".join(header)),
+                        new_code_cell("from pathlib import Path")]
     for record, steps in _cells(records):
-        cells.append(nbformat.v4.new_markdown_cell(
+        cells.append(new_markdown_cell(
             f"## Cell {_md_escape(printable_line(_one_line(record.cell_id)))}\n\n"
             f"{_quote(record.prompt)}"))
         for step in steps:
             if step.kind == "note" and cells[-1].cell_type == "markdown":
                 cells[-1].source += "\n\n" + _notebook_note(step)
             elif step.kind == "note":  # after code: a markdown cell of its own
-                cells.append(nbformat.v4.new_markdown_cell(_notebook_note(step)))
+                cells.append(new_markdown_cell(_notebook_note(step)))
             else:
-                cells.append(nbformat.v4.new_code_cell(_notebook_code(step)))
+                cells.append(new_code_cell(_notebook_code(step)))
     for number, cell in enumerate(cells, 1):
         cell.id = f"export-{number}"
-    document = nbformat.v4.new_notebook(cells=cells, metadata={
+    document = new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"}})
     nbformat.validate(document)

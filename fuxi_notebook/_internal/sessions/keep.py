@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .cell_record import keep_in_metadata
 from .notebook_file import read_document, split_fuxi_source
@@ -54,7 +54,7 @@ def keep_records(path: str | Path, *, from_outputs: bool = False) -> Kept:
         if cell.get("metadata") is not None and not isinstance(cell.get("metadata"), dict):
             kept.conflicts.append(f"cell #{index + 1}: its metadata is not an object")
             continue
-        name = cell.get("id") if isinstance(cell.get("id"), str) else f"#{index + 1}"
+        name = cast(str, cell.get("id")) if isinstance(cell.get("id"), str) else f"#{index + 1}"
         outcome = keep_in_metadata(cell, from_outputs=from_outputs)
         if outcome == "kept":
             kept.kept.append(name)

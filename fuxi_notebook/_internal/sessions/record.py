@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -145,7 +145,7 @@ class SessionRecord(BaseModel):
 
 def build_record(*, cell_id: str, session_id: str, parent: str | None, model: str, prompt: str,
                  options: dict[str, Any], messages: list[dict[str, Any]],
-                 approvals: list[ApprovalRecord | dict[str, Any]], result: ResultMessage,
+                 approvals: Iterable[ApprovalRecord | dict[str, Any]], result: ResultMessage,
                  secrets: Iterable[str] = (), cwd: str | None = None,
                  shown_images: Collection[str] = (),
                  kinds: dict[str, str] | None = None,
@@ -191,7 +191,7 @@ def record_content(content: str | list[dict[str, Any]] | None, *,
     """
     block = _shrink_block({"type": "tool_result", "content": redact(json_safe(content),
                                                                     secrets=tuple(secrets))})
-    return block.get("content")
+    return cast("str | list[dict[str, Any]] | None", block.get("content"))
 
 
 def record_to_output(record: SessionRecord, *,
@@ -302,7 +302,7 @@ def _reference_block(block: Any, shown: frozenset[str]) -> Any:
 def _approval_dict(approval: ApprovalRecord | dict[str, Any]) -> dict[str, Any]:
     if isinstance(approval, ApprovalRecord):
         return approval.model_dump()
-    return json_safe(approval)
+    return cast("dict[str, Any]", json_safe(approval))
 
 
 def _shrink_message(message: dict[str, Any]) -> dict[str, Any]:

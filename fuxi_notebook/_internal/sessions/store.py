@@ -17,7 +17,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
+from typing import Any, Literal, NotRequired, Protocol, TypedDict, cast, runtime_checkable
 
 from ...errors import ConfigurationError
 from ..common.private_dirs import make_private_dirs
@@ -109,7 +109,9 @@ def fold_session_summary(summary: SessionSummaryEntry | None, key: SessionKey,
             return summary
         entries = []
     if mtime is None:
-        stamps = [t for t in map(timestamp_ms, entries) if t is not None]
+        # a SessionStoreEntry is a dict at run time; timestamp_ms only reads it
+        plain = cast("list[dict[str, Any]]", entries)
+        stamps = [t for t in map(timestamp_ms, plain) if t is not None]
         if summary is not None:
             stamps.append(summary["mtime"])
         mtime = max(stamps) if stamps else time.time_ns() // 1_000_000
@@ -151,7 +153,7 @@ def _part(name: str, what: str) -> str:
 
 def _json_copy(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What a store gives back: plain JSON, never the caller's objects."""
-    return json.loads(_dumps(entries))
+    return cast("list[dict[str, Any]]", json.loads(_dumps(entries)))
 
 
 def _dumps(value: Any) -> str:

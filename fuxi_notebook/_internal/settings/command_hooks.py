@@ -32,7 +32,7 @@ import contextlib
 import json
 import os
 import signal
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -176,7 +176,8 @@ async def _terminate(pgid: int) -> None:
         _signal_group(pgid, signal.SIGKILL)
 
 
-async def _finish(proc: asyncio.subprocess.Process, tasks: list[asyncio.Future[None]]) -> None:
+async def _finish(proc: asyncio.subprocess.Process,
+                  tasks: Sequence[asyncio.Future[None]]) -> None:
     """Reap the shell, kill what is left of its group, let the pipes end, close them."""
     await _until(lambda: proc.returncode is not None, KILL_GRACE * 2)
     if group_alive(proc.pid):  # children left behind (`sleep 100 &`)

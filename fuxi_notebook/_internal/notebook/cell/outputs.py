@@ -73,7 +73,7 @@ def _told(result: ResultMessage) -> tuple[str, ...]:
 
 def _kinds(session: Session, messages: list[dict[str, Any]]) -> dict[str, str]:
     """The declared kind of each tool these messages call."""
-    called = {block.get("name") for m in messages if m.get("role") == "assistant"
+    called: set[Any] = {block.get("name") for m in messages if m.get("role") == "assistant"
               and isinstance(m.get("content"), list) for block in m["content"]
               if isinstance(block, dict) and block.get("type") == "tool_use"}
     kinds = {name: session.kind(name) for name in sorted(called) if isinstance(name, str)}

@@ -251,6 +251,7 @@ class LiveView:
 
     def _stream(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
+        item: list[Any] | None
         if kind == "message_start":
             self._streaming = {}
         elif kind == "content_block_start":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ...common.secret_names import is_secret_variable_name
 from ...sessions.redact import redact_text
@@ -105,7 +105,7 @@ def _running_cell(shell: Any) -> int | None:
 def _cell_source(history: list[Any], raw: Any, number: int) -> str:
     """What the user typed (raw, with magics) when available, else IPython's `In`."""
     if isinstance(raw, list) and len(raw) == len(history) and isinstance(raw[number], str):
-        return raw[number]
+        return cast(str, raw[number])
     return str(history[number])
 
 

@@ -26,7 +26,7 @@ _DRAIN_SECONDS = 0.1  # reading keeps up: EOF comes at once unless a leftover pr
 class _Pipe:
     """One descriptor redirected into a pipe, and the thread reading it."""
 
-    def __init__(self, fd: int, sink: Callable[[str], None]) -> None:
+    def __init__(self, fd: int, sink: Callable[[str], object]) -> None:
         self.fd, self.sink = fd, sink
         self.saved = os.dup(fd)
         read, write = os.pipe()
@@ -88,7 +88,7 @@ class _Pipe:
 class FdCapture:
     """Context manager: fd 1 and 2 into `stdout` / `stderr` sinks for the duration."""
 
-    def __init__(self, stdout: Callable[[str], None], stderr: Callable[[str], None]) -> None:
+    def __init__(self, stdout: Callable[[str], object], stderr: Callable[[str], object]) -> None:
         self._sinks = {1: stdout, 2: stderr}
         self._pipes: list[_Pipe] = []
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any
+from typing import Any, cast
 
 from ...tools.base import (
     DeclaredTool,
@@ -133,7 +133,7 @@ def compile_code(shell: Any, code: str) -> Compiled:
     tree = ast.parse(source, filename=filename)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
-        expression = ast.Expression(tree.body.pop().value)
+        expression = ast.Expression(cast(ast.Expr, tree.body.pop()).value)
         last = compile(expression, filename, "eval", flags=_FLAGS, dont_inherit=True)
     body = compile(tree, filename, "exec", flags=_FLAGS, dont_inherit=True)
     return Compiled(filename, body, last, quiet=_ends_with_semicolon(source))

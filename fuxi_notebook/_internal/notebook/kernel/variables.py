@@ -81,7 +81,7 @@ def _matcher(pattern: str) -> Any:
 
 def variable_rows(variables: list[tuple[str, Any]]) -> list[tuple[str, ...]]:
     """One row of cells per variable: name, type, shape, size, preview."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for name, value in variables:
         kind = type_name(value)
         if len(kind) > TYPE_COLUMN_CHARS:

@@ -16,12 +16,14 @@ one keeps the saved `end_line`, so its outputs are the saved ones, whatever ran 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, cast
 
 from IPython.core.error import UsageError
-from IPython.display import clear_output, display
+from IPython.display import clear_output as _clear_output
+from IPython.display import display as _display
 
-from ....types import ResultMessage
+from ....types import Message, ResultMessage
 from ...agent.loop.loop import run_prompt
 from ...agent.loop.run import Run
 from ...agent.session import Session
@@ -41,6 +43,10 @@ from ..cell.outputs import record_outputs
 from ..cell.published import PublishedOutputs
 from ..display.render import Renderer, show_final
 from .decide import DivergenceWatch
+
+# IPython's display functions carry no annotations: typed views of them
+clear_output = cast("Callable[..., None]", _clear_output)
+display = cast("Callable[..., object]", _display)
 
 __all__ = ["RecordedResults", "ReplayCell", "answer_from_record", "recorded_compactions",
            "recorded_mcp_tools"]
@@ -201,7 +207,8 @@ class ReplayCell:
 
     async def _consume(self, run: Run, content: list[dict[str, Any]]) -> Divergence | None:
         """Run the loop on the recorded turns; a strict replay stops at a divergence."""
-        messages = run_prompt(run, content)
+        # run_prompt is an async generator (its annotation says only AsyncIterator)
+        messages = cast("AsyncGenerator[Message, None]", run_prompt(run, content))
         try:
             async for message in messages:
                 if isinstance(message, ResultMessage):

@@ -157,6 +157,7 @@ def _match_patterns(name: str, patterns: list[str], modes: set[str],
     for pattern in patterns:
         for cmdline in cmdlines:
             subject = cmdline if has["full"] else _process_name(cmdline)
+            hit: re.Match[str] | bool | None
             if regex:
                 try:
                     rx = re.compile(pattern, flags)

@@ -10,7 +10,7 @@ command only reads its input files and edits them in place.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 __all__ = ["sed_problem"]
 
@@ -31,7 +31,7 @@ _DANGEROUS = {"e": "runs a shell command (sed's e command)",
               "R": "reads a file named in its script (R)"}
 
 
-def sed_problem(argv: list[str]) -> str | None:
+def sed_problem(argv: Sequence[str]) -> str | None:
     """Why this sed command is more than an in-place edit of its files (None: it is not)."""
     scripts: list[str] = []
     rest: list[str] = []
@@ -76,8 +76,8 @@ def sed_problem(argv: list[str]) -> str | None:
     return None
 
 
-def _short_options(word: str, argv: list[str], index: int) -> tuple[str | None, str | None,
-                                                                    int]:
+def _short_options(word: str, argv: Sequence[str], index: int) -> tuple[str | None, str | None,
+                                                                        int]:
     """(problem, script given by -e, next index) for a cluster like `-ne` or `-i.bak`."""
     letters = word[1:]
     for position, letter in enumerate(letters):

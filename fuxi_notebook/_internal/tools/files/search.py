@@ -199,6 +199,7 @@ def _without_denied(stdout: str, mode: str, ctx: ToolContext, tool: str) -> list
     rg runs with `--null` so file names are unambiguous (they may contain `:`); the usual
     `path:line` / `path-line` / `path` forms are rebuilt here.
     """
+    entries: list[tuple[str, ...]]
     if mode == "files_with_matches":
         entries = [(name, "") for name in stdout.split("\0") if name.strip("\n")]
         entries = [(name.lstrip("\n"), rest) for name, rest in entries]

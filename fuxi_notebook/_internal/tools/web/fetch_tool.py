@@ -70,6 +70,7 @@ def _sniff(body: bytes) -> str:
 def _charset(headers: dict[str, str], body: bytes, html: bool) -> str:
     """The body's encoding: a byte-order mark, else the Content-Type's charset, else (HTML)
     a `<meta>` charset, else UTF-8."""
+    name: str | None
     for bom, name in _BOMS:
         if body.startswith(bom):
             return name
@@ -102,11 +103,11 @@ def render_fetched(fetched: Fetched, *, requested: str, prompt: str | None,
     header += [f"Status: {fetched.status} {fetched.reason}".rstrip(),
                f"Content-Type: {fetched.headers.get('content-type') or '(not given)'}"]
     if kind == "binary":
-        size = fetched.declared_length if fetched.declared_length is not None else (
+        length = fetched.declared_length if fetched.declared_length is not None else (
             len(fetched.body) if fetched.body else None)
-        header.append(f"Size: {_size(size) if size is not None else 'unknown'}")
+        header.append(f"Size: {_size(length) if length is not None else 'unknown'}")
         text = (f"[This is binary content ({media or 'of unknown type'}, "
-                f"{_size(size) if size is not None else 'unknown size'}); WebFetch returns "
+                f"{_size(length) if length is not None else 'unknown size'}); WebFetch returns "
                 "text only, so its bytes are not shown.]")
         return "\n".join([*header, *_wanted(prompt), "", text])
     size = f"{_size(len(fetched.body))} read"

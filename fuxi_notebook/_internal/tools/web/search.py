@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import AsyncGenerator, Callable, Iterable
+from typing import Any, cast
 
 from ....errors import ConfigurationError, ModelError
-from ...models.base import Model, ModelRequest, ModelResponse
+from ...models.base import Model, ModelRequest, ModelResponse, ModelStreamItem
 from ..base import DeclaredTool, Reach, ToolContext, ToolError, ToolOutput
 
 __all__ = ["SEARCH_TOOL_TYPE", "ModelGetter", "UsageSink", "WebSearchTool", "merge_domains",
@@ -267,8 +267,9 @@ class WebSearchTool(DeclaredTool):
         response: ModelResponse | None = None
         try:
             stream = model.stream(request)
-            closing = (contextlib.aclosing(stream) if hasattr(stream, "aclose")
-                       else contextlib.nullcontext(stream))
+            # a stream with `aclose` is an async generator (or behaves as one)
+            closing = (contextlib.aclosing(cast("AsyncGenerator[ModelStreamItem, None]", stream))
+                       if hasattr(stream, "aclose") else contextlib.nullcontext(stream))
             async with closing as items:
                 async for item in items:
                     if isinstance(item, ModelResponse):
