@@ -7,6 +7,8 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 .venv/bin/ruff check fuxi_notebook tests benchmarks scripts examples
+# The type checker: strict, configured in pyproject.toml ([tool.mypy]), zero errors
+.venv/bin/mypy
 # The documentation site (mkdocs.yml, docs/): strict, so a broken link or anchor fails
 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 # The real-browser tests (tests/browser) drive JupyterLab in Debian's chromium through

@@ -8,6 +8,7 @@ import warnings
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, PermissionResultAllow, ScriptedModel, SystemMessage
+from fuxi_notebook._internal.agent.assemble import build_session
 from fuxi_notebook._internal.agent.session import Session
 from fuxi_notebook._internal.common import switches
 from fuxi_notebook.errors import CanUseToolShadowedWarning
@@ -74,7 +75,7 @@ async def _allow(name, tool_input, context):
 
 
 def _session(tmp_path, **kwargs) -> Session:
-    return Session(FuxiAgentOptions(model=ScriptedModel([]), cwd=tmp_path, **kwargs))
+    return build_session(FuxiAgentOptions(model=ScriptedModel([]), cwd=tmp_path, **kwargs))
 
 
 def test_a_bare_allow_rule_shadows_can_use_tool_for_that_tool(tmp_path):
@@ -157,7 +158,7 @@ def test_the_compatibility_page_says_what_each_name_is_here():
 
 def test_model_aliases_name_current_models(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0001")
-    session = Session(FuxiAgentOptions(model="haiku", cwd=tmp_path))
+    session = build_session(FuxiAgentOptions(model="haiku", cwd=tmp_path))
     assert session.model_name == "claude-haiku-5-5"
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage, ScriptedModel
-from fuxi_notebook._internal.agent.loop.usage import UsageTotals
 from fuxi_notebook._internal.models.pricing import (
     PRICES,
     cost_usd,
@@ -16,6 +15,7 @@ from fuxi_notebook._internal.models.pricing import (
     price_for,
 )
 from fuxi_notebook._internal.models.script import Turn, text
+from fuxi_notebook._internal.models.usage import UsageTotals
 from fuxi_notebook._internal.notebook.display.view import LiveView
 
 from .agent.helpers import collect

@@ -6,9 +6,9 @@ import asyncio
 from typing import Any
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
+from fuxi_notebook._internal.agent.assemble import build_session
 from fuxi_notebook._internal.agent.loop.loop import run_prompt
 from fuxi_notebook._internal.agent.loop.run import Run
-from fuxi_notebook._internal.agent.session import Session
 from fuxi_notebook._internal.models.script import text, tool_use
 from fuxi_notebook._internal.tools.base import ToolContext, ToolOutput
 
@@ -39,7 +39,7 @@ class Probe:
 async def _run(calls: list[dict], tools: list[Probe]) -> tuple[ScriptedModel, list[Any]]:
     model = ScriptedModel([calls, [text("ok")]])
     names = [t.name for t in tools]
-    session = Session(FuxiAgentOptions(model=model, allowed_tools=names, tools=names),
+    session = build_session(FuxiAgentOptions(model=model, allowed_tools=names, tools=names),
                       extra_tools=tools)
     messages = [m async for m in run_prompt(Run(session), "go")]
     return model, messages

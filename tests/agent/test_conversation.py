@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
+from fuxi_notebook._internal.agent.assemble import build_session
 from fuxi_notebook._internal.agent.loop.loop import run_prompt
 from fuxi_notebook._internal.agent.loop.run import Run
 from fuxi_notebook._internal.agent.session import Conversation, Session
@@ -23,7 +24,7 @@ async def _play(session: Session, prompt: str) -> list:
 async def test_continued_keeps_the_conversation_and_takes_the_new_options(tmp_path: Path):
     (tmp_path / "a.txt").write_text("alpha\n")
     first = ScriptedModel([[tool_use("Read", {"file_path": "a.txt"})], [text("read it")]])
-    session = Session(FuxiAgentOptions(model=first, cwd=tmp_path, max_turns=3))
+    session = build_session(FuxiAgentOptions(model=first, cwd=tmp_path, max_turns=3))
     session.permissions.apply([PermissionUpdate(type="addRules", behavior="allow",
                                                 rules=[PermissionRuleValue("Bash", "ls")])])
     await _play(session, "read a.txt")
@@ -40,10 +41,10 @@ async def test_continued_keeps_the_conversation_and_takes_the_new_options(tmp_pa
 
 
 async def test_a_fork_leaves_the_original_branch_intact(tmp_path: Path):
-    session = Session(FuxiAgentOptions(model=ScriptedModel([[text("one")]]), cwd=tmp_path))
+    session = build_session(FuxiAgentOptions(model=ScriptedModel([[text("one")]]), cwd=tmp_path))
     await _play(session, "first")
     branch = session.snapshot().forked("fork-id")
-    forked = Session(FuxiAgentOptions(model=ScriptedModel([[text("two")]]), cwd=tmp_path),
+    forked = build_session(FuxiAgentOptions(model=ScriptedModel([[text("two")]]), cwd=tmp_path),
                      conversation=branch)
     await _play(forked, "second")
     assert forked.id == "fork-id" and len(forked.history) == 4
@@ -57,7 +58,7 @@ async def test_resume_from_saved_history_sends_it_and_pending_results(tmp_path: 
                                                   "input": {"command": "ls"}}]}]
     pending = [{"type": "tool_result", "tool_use_id": "t1", "content": "Not executed"}]
     model = ScriptedModel([[text("ok")]])
-    session = Session(FuxiAgentOptions(model=model, cwd=tmp_path),
+    session = build_session(FuxiAgentOptions(model=model, cwd=tmp_path),
                       conversation=Conversation(id="saved", history=history,
                                                 pending_results=pending))
     messages = await _play(session, "go on")
@@ -70,7 +71,7 @@ async def test_an_invalid_resumed_history_fails_like_the_api_would(tmp_path: Pat
     broken = [{"role": "user", "content": "x"},
               {"role": "assistant", "content": [{"type": "tool_use", "id": "t1",
                                                  "name": "Bash", "input": {}}]}]
-    session = Session(FuxiAgentOptions(model=ScriptedModel([[text("never")]]), cwd=tmp_path),
+    session = build_session(FuxiAgentOptions(model=ScriptedModel([[text("never")]]), cwd=tmp_path),
                       conversation=Conversation(history=broken))
     messages = await _play(session, "go on")
     result = messages[-1]
@@ -90,7 +91,7 @@ async def test_replay_model_plays_recorded_turns_and_the_tools_run_again(tmp_pat
     turns = [m["content"] if isinstance(m["content"], list) else [text(m["content"])]
              for m in recorded if m["role"] == "assistant"]
     model = ReplayModel(turns, name="claude-sonnet-5-5")
-    session = Session(FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Write"]))
+    session = build_session(FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Write"]))
     messages = await _play(session, "make a file")
     assert (tmp_path / "new.txt").read_text() == "hi\n"
     results = [m for m in messages if isinstance(m, UserMessage)]
@@ -101,14 +102,14 @@ async def test_replay_model_plays_recorded_turns_and_the_tools_run_again(tmp_pat
 
 async def test_replay_past_the_record_ends_with_an_error_not_a_call(tmp_path: Path):
     model = ReplayModel([[tool_use("Glob", {"pattern": "*"}, id="toolu_G")]], name="m")
-    session = Session(FuxiAgentOptions(model=model, cwd=tmp_path))
+    session = build_session(FuxiAgentOptions(model=model, cwd=tmp_path))
     messages = await _play(session, "go")
     assert messages[-1].subtype == "error_during_execution"
     assert "further than the record" in messages[-1].errors[0]
 
 
 def test_bad_options_leave_the_conversation_untouched(tmp_path: Path):
-    session = Session(FuxiAgentOptions(model=ScriptedModel([]), cwd=tmp_path))
+    session = build_session(FuxiAgentOptions(model=ScriptedModel([]), cwd=tmp_path))
     from fuxi_notebook.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError):
@@ -122,7 +123,7 @@ async def test_a_text_file_named_png_does_not_poison_the_conversation(tmp_path: 
     (tmp_path / "chart.png").write_text("a caption, not a picture\n")
     model = ScriptedModel([[tool_use("Read", {"file_path": "chart.png"})], [text("a caption")],
                            [text("still fine")]])
-    session = Session(FuxiAgentOptions(model=model, cwd=tmp_path))
+    session = build_session(FuxiAgentOptions(model=model, cwd=tmp_path))
     first = await _play(session, "look at chart.png")
     second = await _play(session, "and now?")
     assert first[-1].subtype == "success" and second[-1].subtype == "success"

@@ -279,10 +279,10 @@ async def test_assistant_tool_use_block_has_parsed_input(tmp_path):
 
 async def test_a_budget_with_an_unpriced_model_is_refused_not_ignored(tmp_path):
     """A budget counted in dollars could never stop a model without a known price."""
-    from fuxi_notebook._internal.agent.session import Session
+    from fuxi_notebook._internal.agent.assemble import build_session
     from fuxi_notebook.errors import ConfigurationError
 
     model = ScriptedModel([[text("hi")]], name="gpt-4o")
     with pytest.raises(ConfigurationError, match="price is unknown"):
-        Session(FuxiAgentOptions(model=model, cwd=tmp_path, max_budget_usd=1.0))
-    Session(FuxiAgentOptions(model=model, cwd=tmp_path))  # without a budget it runs
+        build_session(FuxiAgentOptions(model=model, cwd=tmp_path, max_budget_usd=1.0))
+    build_session(FuxiAgentOptions(model=model, cwd=tmp_path))  # without a budget it runs

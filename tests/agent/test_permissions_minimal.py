@@ -111,12 +111,12 @@ async def test_deny_with_interrupt_ends_the_run_and_skips_the_rest(tmp_path):
     async def refuse(name, tool_input, context):
         return PermissionResultDeny(message="Stop.", interrupt=True)
 
+    from fuxi_notebook._internal.agent.assemble import build_session
     from fuxi_notebook._internal.agent.loop.loop import run_prompt
     from fuxi_notebook._internal.agent.loop.run import Run
-    from fuxi_notebook._internal.agent.session import Session
 
     model = ScriptedModel([[_touch("first"), _touch("second")], [text("next prompt")]])
-    session = Session(FuxiAgentOptions(model=model, cwd=tmp_path, can_use_tool=refuse))
+    session = build_session(FuxiAgentOptions(model=model, cwd=tmp_path, can_use_tool=refuse))
     messages = [m async for m in run_prompt(Run(session), "go")]
     assert messages[-1].subtype == "error_during_execution"
     assert not (tmp_path / "first").exists() and not (tmp_path / "second").exists()

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
-from fuxi_notebook._internal.agent.loop.prompt import DEFAULT_SYSTEM_PROMPT
-from fuxi_notebook._internal.agent.session import Session
+from fuxi_notebook._internal.agent.assemble import build_session
+from fuxi_notebook._internal.agent.prompt import DEFAULT_SYSTEM_PROMPT
 from fuxi_notebook._internal.models.script import text
 from fuxi_notebook.errors import ConfigurationError
 
 
 def _session(tmp_path, **options):
-    return Session(FuxiAgentOptions(model=ScriptedModel([[text("hi")]]), cwd=tmp_path,
+    return build_session(FuxiAgentOptions(model=ScriptedModel([[text("hi")]]), cwd=tmp_path,
                                     **options))
 
 
@@ -59,15 +59,15 @@ def test_env_chooses_the_model_and_the_thinking_budget_as_the_sdks_cli_would(tmp
                                                                               monkeypatch):
     monkeypatch.delenv("FUXI_MODEL", raising=False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used-0000000000")  # no request
-    session = Session(FuxiAgentOptions(cwd=tmp_path, env={"ANTHROPIC_MODEL": "claude-opus-5",
+    session = build_session(FuxiAgentOptions(cwd=tmp_path, env={"ANTHROPIC_MODEL": "claude-opus-5",
                                                           "MAX_THINKING_TOKENS": "4096"}))
     assert session.model_name == "claude-opus-5"
     assert session.request_params()["thinking"] == {"type": "enabled", "budget_tokens": 4096}
-    explicit = Session(FuxiAgentOptions(cwd=tmp_path, model="claude-haiku-5-5",
+    explicit = build_session(FuxiAgentOptions(cwd=tmp_path, model="claude-haiku-5-5",
                                         env={"ANTHROPIC_MODEL": "claude-opus-5"}))
     assert explicit.model_name == "claude-haiku-5-5"  # the option wins over env
     with pytest.raises(ConfigurationError, match="MAX_THINKING_TOKENS must be a whole number"):
-        Session(FuxiAgentOptions(cwd=tmp_path, env={"MAX_THINKING_TOKENS": "lots"}))
+        build_session(FuxiAgentOptions(cwd=tmp_path, env={"MAX_THINKING_TOKENS": "lots"}))
 
 
 async def test_stderr_gets_a_line_per_request_response_and_tool_call(tmp_path):

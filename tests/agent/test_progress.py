@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from fuxi_notebook import FuxiAgentOptions, FuxiSDKClient, ResultMessage, ScriptedModel, StreamEvent
+from fuxi_notebook._internal.agent.assemble import build_session
 from fuxi_notebook._internal.agent.loop.loop import run_prompt
 from fuxi_notebook._internal.agent.loop.run import Run
-from fuxi_notebook._internal.agent.loop.usage import UsageTotals
-from fuxi_notebook._internal.agent.session import Session
 from fuxi_notebook._internal.models.anthropic import AnthropicModel
 from fuxi_notebook._internal.models.retry import RetryPolicy
 from fuxi_notebook._internal.models.script import Fault, Turn, text, tool_use
+from fuxi_notebook._internal.models.usage import UsageTotals
 from fuxi_notebook._internal.tools.base import DeclaredTool, ToolContext, ToolOutput
 from fuxi_notebook._internal.tools.progress import calling, current_call, report_output, reporter
 
@@ -129,7 +129,7 @@ async def test_usage_rises_while_a_response_streams_and_counts_once(tmp_path: Pa
         name=PRICED, usage=dict(START))
     options = FuxiAgentOptions(model=model, cwd=tmp_path, include_partial_messages=True,
                                allowed_tools=["Glob"])
-    run = Run(Session(options))
+    run = Run(build_session(options))
     usage = run.session.usage
     seen: list[tuple[str, dict[str, int], float | None]] = []
     messages = []
@@ -197,7 +197,7 @@ async def test_a_retried_attempt_is_replaced_not_added(fake_api, tmp_path: Path)
     fake_api.add(Fault(cut_after_events=3, turn=cut), Turn([text("second try")]))
     options = FuxiAgentOptions(model=_wire(fake_api.url, retries=2), cwd=tmp_path,
                                include_partial_messages=True)
-    run = Run(Session(options))
+    run = Run(build_session(options))
     usage = run.session.usage
     inputs: list[int] = []
     events: list[dict[str, Any]] = []
@@ -217,7 +217,7 @@ async def test_a_failed_stream_counts_nothing(fake_api, tmp_path: Path):
     fake_api.add(Fault(error_event=True, cut_after_events=2, turn=broken))
     options = FuxiAgentOptions(model=_wire(fake_api.url, retries=0), cwd=tmp_path,
                                include_partial_messages=True)
-    run = Run(Session(options))
+    run = Run(build_session(options))
     usage = run.session.usage
     inputs = []
     async for message in run_prompt(run, "go"):
@@ -249,7 +249,7 @@ async def test_a_rejected_and_repaired_request_counts_each_response_once(fake_ap
                  Turn([text("I could not see it.")], usage={"output_tokens": 5}))
     options = FuxiAgentOptions(model=_wire(fake_api.url, retries=2), cwd=tmp_path,
                                include_partial_messages=True)
-    run = Run(Session(options, extra_tools=[_BadImage()]))
+    run = Run(build_session(options, extra_tools=[_BadImage()]))
     messages = [m async for m in run_prompt(run, "look")]
     assert messages[-1].subtype == "success" and len(fake_api.requests) == 3  # one rejected
     responses = _responses([m.event for m in messages if isinstance(m, StreamEvent)])

@@ -13,9 +13,9 @@ from fuxi_notebook import (
     ScriptedModel,
     UserMessage,
 )
+from fuxi_notebook._internal.agent.assemble import build_session
 from fuxi_notebook._internal.agent.loop.loop import run_prompt
 from fuxi_notebook._internal.agent.loop.run import Run
-from fuxi_notebook._internal.agent.session import Session
 from fuxi_notebook._internal.models.script import Turn, text, tool_use
 
 from .helpers import collect, result_text, tool_results
@@ -27,7 +27,7 @@ async def test_two_agent_calls_of_one_response_run_at_the_same_time(tmp_path):
     meet = two_step(lambda request: [tool_use("Meet", {})], says("met for"))
     model = ScriptedModel([[agent_call("task A"), agent_call("task B")], meet, meet, meet, meet,
                            [text("both done")]])
-    session = Session(FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker()),
+    session = build_session(FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker()),
                       extra_tools=[gate])
     messages = [m async for m in run_prompt(Run(session), "go")]
     assert messages[-1].result == "both done"
@@ -55,7 +55,7 @@ async def test_a_call_over_the_concurrency_limit_gets_an_error(tmp_path, monkeyp
                            [text("done")]])
     options = FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker(), hooks={
         "PostToolUseFailure": [HookMatcher("Agent", [release])]})
-    session = Session(options, extra_tools=[hold])
+    session = build_session(options, extra_tools=[hold])
     [m async for m in run_prompt(Run(session), "go")]
     first, second = tool_results(model.requests[-1].messages)
     assert result_text(first).startswith("finished one") and not first.get("is_error")
@@ -72,7 +72,7 @@ async def test_interrupt_stops_every_subagent_and_answers_every_call(tmp_path):
     options = FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker())
     client = FuxiSDKClient(options)
     await client.connect()
-    client.session = Session(options, extra_tools=[hold])  # the probe tool joins the session
+    client.session = build_session(options, extra_tools=[hold])  # the probe tool joins the session
     try:
         await client.query("start both")
         await asyncio.wait_for(hold.all_started.wait(), timeout=10)  # both subagents hold

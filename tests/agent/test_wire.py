@@ -201,13 +201,13 @@ class BadImage:
 async def test_content_the_api_rejects_is_replaced_and_the_conversation_goes_on(
         fake_api, wire_model, tmp_path):
     """Issue 8, finding 7: a 400 caused by what the run added must not poison the session."""
+    from fuxi_notebook._internal.agent.assemble import build_session
     from fuxi_notebook._internal.agent.loop.loop import run_prompt
     from fuxi_notebook._internal.agent.loop.run import Run
-    from fuxi_notebook._internal.agent.session import Session
 
     fake_api.add(Turn([tool_use("Snapshot", {})]), Turn([text("I could not see it.")]),
                  Turn([text("still here")]))
-    session = Session(_options(wire_model, tmp_path), extra_tools=[BadImage()])
+    session = build_session(_options(wire_model, tmp_path), extra_tools=[BadImage()])
     first = [m async for m in run_prompt(Run(session), "look")]
     assert first[-1].subtype == "success" and first[-1].result == "I could not see it."
     banner = next(m for m in first if getattr(m, "subtype", "") == "informational")

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage
+from fuxi_notebook._internal.agent.assemble import build_session
 from fuxi_notebook._internal.agent.loop.loop import run_prompt
 from fuxi_notebook._internal.agent.loop.run import Run
-from fuxi_notebook._internal.agent.session import Session
 from fuxi_notebook._internal.mcp_servers import McpServers, create_sdk_mcp_server, tool
 from fuxi_notebook._internal.mcp_servers.tool_search import (
     DEFER_MIN_CHARS,
@@ -103,7 +103,7 @@ async def test_a_run_through_the_fake_api_loads_a_deferred_tool(
     fake_api.add(Turn([tool_use(TOOL_SEARCH, {"query": "select:mcp__big__tool_07"})]),
                  Turn([tool_use("mcp__big__tool_07", {"x": 5})]),
                  Turn([text("done")]))
-    session = Session(FuxiAgentOptions(model=wire_model, cwd=tmp_path,
+    session = build_session(FuxiAgentOptions(model=wire_model, cwd=tmp_path,
                                        allowed_tools=["mcp__big"]),
                       extra_tools=servers.tools())
     messages = [m async for m in run_prompt(Run(session), "use tool 7")]

@@ -27,9 +27,9 @@ CWD = Path.cwd()
 
 def _declared() -> dict[str, Declaration]:
     """This kernel's declarations: the built-in and session tools, and the Python tool."""
-    from fuxi_notebook._internal.agent.session import Session
+    from fuxi_notebook._internal.agent.assemble import build_session
 
-    session = Session(FuxiAgentOptions(model=ScriptedModel([]), cwd=CWD))
+    session = build_session(FuxiAgentOptions(model=ScriptedModel([]), cwd=CWD))
     return {**session.permissions.declared,
             "Python": Declaration("Python", "execute", None, None),
             "InsertCell": Declaration("InsertCell", "edit", None, None, "recorded")}

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, PermissionUpdate, ScriptedModel
+from fuxi_notebook._internal.agent.assemble import build_session
 from fuxi_notebook._internal.agent.loop.loop import run_prompt
 from fuxi_notebook._internal.agent.loop.run import Run
 from fuxi_notebook._internal.agent.session import Session
@@ -49,7 +50,7 @@ async def _run(tmp_path, attack: Any, *, calls: int = 1) -> tuple[Session, Scrip
                                                                     ResultMessage]:
     model = ScriptedModel([[tool_use("Tamper", {}) for _ in range(calls)], [text("done")]])
     tool = Tamper(attack)
-    session = Session(FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Tamper"]),
+    session = build_session(FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Tamper"]),
                       extra_tools=[tool])
     tool.session = session
     messages = [m async for m in run_prompt(Run(session), "go")]
@@ -131,7 +132,7 @@ async def _approve(*args: Any) -> Any:
 def _session(tmp_path) -> Session:
     """A real session (with an approval callback, so `can_use_tool` is a function)."""
     model = ScriptedModel([[text("done")]])
-    return Session(FuxiAgentOptions(model=model, cwd=tmp_path,
+    return build_session(FuxiAgentOptions(model=model, cwd=tmp_path,
                                     allowed_tools=["Bash(git status)"], can_use_tool=_approve),
                    extra_tools=[Tamper(print)])
 

@@ -7,9 +7,9 @@ import contextlib
 from pathlib import Path
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
+from fuxi_notebook._internal.agent.assemble import build_session
 from fuxi_notebook._internal.agent.loop.loop import run_prompt
 from fuxi_notebook._internal.agent.loop.run import Run
-from fuxi_notebook._internal.agent.session import Session
 from fuxi_notebook._internal.models.script import text, tool_use
 from fuxi_notebook._internal.tools.base import ToolContext, ToolOutput
 from fuxi_notebook._internal.tools.progress import PROGRESS_CHARS, calling
@@ -90,7 +90,7 @@ async def test_an_interrupted_call_answers_with_the_output_last_reported(tmp_pat
         [text("unused")]])
     options = FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Bash"])
     listener = Listener()
-    run = Run(Session(options), on_progress=listener)
+    run = Run(build_session(options), on_progress=listener)
 
     async def play() -> None:
         async for _ in run_prompt(run, "run it"):

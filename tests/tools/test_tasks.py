@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, HookMatcher, ScriptedModel
+from fuxi_notebook._internal.agent.assemble import build_session
 from fuxi_notebook._internal.agent.loop.loop import run_prompt
 from fuxi_notebook._internal.agent.loop.run import Run
 from fuxi_notebook._internal.agent.session import Conversation, Session
@@ -230,7 +231,7 @@ def test_task_tools_rebuild_only_a_list_never_used():
 async def _run(tasks: TaskList, turns: list[list[dict[str, Any]]],
                **options: Any) -> tuple[ScriptedModel, Session, list[Any]]:
     model = ScriptedModel([*turns, [text("ok")]])
-    session = Session(FuxiAgentOptions(model=model, **options),
+    session = build_session(FuxiAgentOptions(model=model, **options),
                       conversation=Conversation(tasks=tasks))
     messages = [m async for m in run_prompt(Run(session), "go")]
     return model, session, messages

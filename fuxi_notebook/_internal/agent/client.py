@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable
 from types import TracebackType
 from typing import Any
 
@@ -87,7 +87,7 @@ class FuxiSDKClient:
         async for message in prompt:
             self._inbox.put_nowait(prompt_content(message))
 
-    async def receive_messages(self) -> AsyncIterator[Message]:
+    async def receive_messages(self) -> AsyncGenerator[Message, None]:
         """Every message of every run, until `disconnect()`."""
         self._require_connected()
         while True:
@@ -97,7 +97,7 @@ class FuxiSDKClient:
                 return
             yield message
 
-    async def receive_response(self) -> AsyncIterator[Message]:
+    async def receive_response(self) -> AsyncGenerator[Message, None]:
         """Messages up to and including the next ResultMessage."""
         async for message in self.receive_messages():
             yield message
@@ -132,12 +132,12 @@ class FuxiSDKClient:
         """Use another model from the next request on (None: `FUXI_MODEL` or the package
         default); the conversation goes on. A budget needs a model with a known price."""
         from ..models.anthropic import resolve_model
-        from .session import check_budget
+        from ..models.pricing import check_budget
 
         self._require_connected()
         assert self.session is not None
         chosen = resolve_model(model)
-        check_budget(self.session.options, chosen.name)
+        check_budget(self.session.options.max_budget_usd, chosen.name)
         self.session.model = chosen
 
     async def get_server_info(self) -> dict[str, Any] | None:

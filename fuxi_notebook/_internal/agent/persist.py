@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ...errors import ConfigurationError
 from ...options import FuxiAgentOptions
 from ...types import Message, ResultMessage, new_uuid
+from .assemble import build_session
 from .session import Conversation, Session
 from .transcript_writer import Transcript
 
@@ -59,8 +60,8 @@ async def open_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | No
     project = project_key_for_directory(cwd)
     reader = _Reader(store, options.load_timeout_ms)
     conversation, written = await _conversation(options, reader, project, cwd)
-    session = Session(options, extra_tools=extra_tools, conversation=conversation, mcp=mcp,
-                      project=settings)
+    session = build_session(options, extra_tools=extra_tools, conversation=conversation,
+                            mcp=mcp, project=settings)
     skipped = os.environ.get(SKIP_ENV, "").strip().lower() in ("1", "true", "yes")
     if not options.persist_session or (options.session_store is None and skipped):
         return session, None

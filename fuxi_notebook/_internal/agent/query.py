@@ -7,7 +7,7 @@ many prompts, to send prompts while a turn runs, or to interrupt.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
 from ...errors import ConfigurationError, ResultError
@@ -40,7 +40,7 @@ async def query(
     *,
     prompt: str | AsyncIterable[dict[str, Any]],
     options: FuxiAgentOptions | None = None,
-) -> AsyncIterator[Message]:
+) -> AsyncGenerator[Message, None]:
     """Run the agent on `prompt` and yield its messages.
 
     Args:
@@ -68,7 +68,7 @@ async def query(
 
 
 async def _runs(prompt: str | AsyncIterable[dict[str, Any]], options: FuxiAgentOptions,
-                servers: Any, project: Any) -> AsyncIterator[Message]:
+                servers: Any, project: Any) -> AsyncGenerator[Message, None]:
     session, transcript = await open_session(options, mcp=servers, settings=project)
     if isinstance(prompt, str):
         last: ResultMessage | None = None

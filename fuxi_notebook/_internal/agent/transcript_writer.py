@@ -228,7 +228,9 @@ class Transcript:
             return None
         shown = [m for m in self.shown if m.parent_tool_use_id == chain.tool_use_id]
         parent = written[same - 1][0] if same else None
-        entries, pairs, used = [], [], set()
+        entries: list[dict[str, Any]] = []
+        pairs: list[tuple[str, Any]] = []
+        used: set[str] = set()
         for message in copy.deepcopy(new):
             aliases = _aliases(shown, message, used)
             uuid = aliases[-1] if aliases else new_uuid()

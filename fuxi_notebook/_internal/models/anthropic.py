@@ -12,7 +12,7 @@ import asyncio
 import os
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 from urllib.parse import urlparse
 
@@ -91,7 +91,7 @@ class AnthropicModel:
             )
         return per_loop[key]
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamItem]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamItem, None]:
         """Stream one response, retrying failures that happen before any block completed."""
         started = time.monotonic()
         attempt = 0

@@ -8,7 +8,7 @@ each content block completes (so the loop can yield it at once), and finally one
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -96,6 +96,7 @@ class Model(Protocol):
         """The model id used when a request does not name one."""
         ...
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamItem]:
-        """Stream the response; the last item is the `ModelResponse`."""
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamItem, None]:
+        """Stream the response; the last item is the `ModelResponse`. An async generator:
+        the loop closes it (`aclose`) when it stops reading early."""
         ...

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["PRICES", "PRICES_SOURCE_DATE", "PRICE_UNKNOWN", "WEB_SEARCH_USD", "Price",
-           "cost_usd", "format_cost", "is_known_model", "model_family", "models_table",
-           "price_for"]
+           "check_budget", "cost_usd", "format_cost", "is_known_model", "model_family",
+           "models_table", "price_for"]
 
 PRICES_SOURCE_DATE = "2026-10-31"
 
@@ -87,6 +87,18 @@ def _family(model: str) -> str | None:
 def is_known_model(model: str) -> bool:
     """Whether the price table has an entry for `model` (an id or its dated form)."""
     return _family(model) is not None
+
+
+def check_budget(max_budget_usd: float | None, model: str) -> None:
+    """A budget is kept by pricing each response: with a model whose price is unknown it
+    could never stop the run, so it is refused up front instead of silently ignored."""
+    if max_budget_usd is not None and not is_known_model(model):
+        from ...errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"max_budget_usd cannot be kept with model {model!r}: its price is unknown, so "
+            "the cost of a run cannot be counted (use a model from the price table, or no "
+            "budget)")
 
 
 def price_for(model: str, prompt_tokens: int = 0) -> Price | None:

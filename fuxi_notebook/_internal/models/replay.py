@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from ...errors import ModelError
@@ -44,7 +44,7 @@ class ReplayModel:
         """Recorded turns not served yet."""
         return len(self._turns)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamItem]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamItem, None]:
         """Play the next recorded turn; past the end, a non-retryable error."""
         if not self._turns:
             raise ModelError("the recorded run has no further model turn (the replay went "

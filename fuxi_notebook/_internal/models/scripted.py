@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import Any, cast
 
 from ...errors import ModelError, UnconsumedSteps, UnexpectedModelCall
@@ -72,7 +72,7 @@ class ScriptedModel:
             raise step
         return cast(Turn, step)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamItem]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamItem, None]:
         """Play the next step as a stream."""
         self.requests.append(copy.deepcopy(request))
         problem = request_problem(request.to_wire())

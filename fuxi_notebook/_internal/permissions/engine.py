@@ -14,13 +14,14 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ...errors import ConfigurationError
 from ...hooks import HookOutcome, HookRunner
 from ...options import (
     PERMISSION_MODES,
     FuxiAgentOptions,
+    PermissionMode,
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionRuleValue,
@@ -32,7 +33,7 @@ from ..common.switches import switch
 from ..tools.base import Declaration, always_allow_of, declaration_of
 from .integrity import Watched
 from .judge import Judgement, RuleBook
-from .rules import Behavior, parse_rule, parse_rules
+from .rules import Behavior, Rule, parse_rule, parse_rules
 from .settings import load_settings
 from .shell.analysis import SimpleCommand, kills_own_process
 
@@ -55,8 +56,14 @@ class Decision:
     targets: dict[str, str] = field(default_factory=dict)
 
 
-def check_mode(mode: str) -> None:
-    """Reject unknown modes, and `bypassPermissions` as root outside a declared sandbox."""
+def _by_behavior(options: FuxiAgentOptions) -> list[tuple[Behavior, list[str]]]:
+    """The options' own rules, by behavior."""
+    return [("allow", options.allowed_tools), ("deny", options.disallowed_tools), ("ask", [])]
+
+
+def check_mode(mode: str) -> PermissionMode:
+    """The mode, checked: unknown modes are rejected, and `bypassPermissions` as root
+    outside a declared sandbox."""
     if mode not in PERMISSION_MODES:
         raise ConfigurationError(
             f"unknown permission_mode {mode!r}; expected one of {', '.join(PERMISSION_MODES)}")
@@ -65,6 +72,7 @@ def check_mode(mode: str) -> None:
             "permission_mode='bypassPermissions' is refused when running as root. "
             "If this is an isolated environment (container, CI sandbox), set IS_SANDBOX=1 "
             "before the package loads (it is read once, at load).")
+    return cast("PermissionMode", mode)
 
 
 def _is_root() -> bool:
@@ -110,19 +118,17 @@ class PermissionEngine:
         mode, as far as they apply (what needs trust was held back there)."""
         settings = load_settings(options.settings, cwd)
         sources = [settings, *(project.permissions if project is not None else [])]
-        self.mode = (options.permission_mode or settings.default_mode
-                     or (project.mode if project is not None else None) or "default")
-        check_mode(self.mode)
+        self.mode = check_mode(options.permission_mode or settings.default_mode
+                               or (project.mode if project is not None else None) or "default")
         self.cwd = cwd
         dirs = [*options.add_dirs, *(settings.root / d for d in settings.directories),
                 *(project.directories if project is not None else [])]
         self.roots = [cwd.resolve(), *(Path(d).expanduser().resolve() for d in dirs)]
-        self.rules = {
+        self.rules: dict[str, list[Rule]] = {
             behavior: parse_rules(values, behavior, cwd=cwd) + [
                 rule for source in sources for rule in parse_rules(
                     getattr(source, behavior), behavior, cwd=cwd, root=source.root)]
-            for behavior, values in (("allow", options.allowed_tools),
-                                     ("deny", options.disallowed_tools), ("ask", []))
+            for behavior, values in _by_behavior(options)
         }
         self.book = RuleBook(self.rules, self.roots)
         # permission_prompts="none": what would be asked is denied, nobody is asked
@@ -297,8 +303,7 @@ class PermissionEngine:
                 texts = {r.text for r in rules}
                 target[:] = [r for r in target if r.text not in texts]
             elif update.type == "setMode" and update.mode:
-                check_mode(update.mode)
-                self.mode = update.mode
+                self.mode = check_mode(update.mode)
             elif update.type in ("addDirectories", "removeDirectories"):
                 self._directories(update)
         if self.on_applied is not None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from collections.abc import Iterable
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeGuard
 
 from ...errors import ConfigurationError
 from ..common.reminders import REMINDER_OPEN
@@ -115,7 +115,7 @@ def meta_entry(kind: str, value: str | None, session_id: str) -> dict[str, Any]:
     return {"type": kind, field: value, "session_id": session_id, "timestamp": now_iso()}
 
 
-def is_message(entry: Any) -> bool:
+def is_message(entry: Any) -> TypeGuard[dict[str, Any]]:
     return (isinstance(entry, dict) and entry.get("type") in ("user", "assistant")
             and isinstance(entry.get("uuid"), str) and isinstance(entry.get("message"), dict)
             and entry["message"].get("role") in ("user", "assistant"))

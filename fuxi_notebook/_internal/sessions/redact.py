@@ -166,9 +166,16 @@ def _literal_secrets(explicit: tuple[str, ...]) -> re.Pattern[str] | None:
     return _compile_literals(explicit, env)
 
 
-#: (the environment as last read, its secret values): every output of a kernel is redacted,
-#: and reading the whole environment again for each one cost more than the redaction
-_ENV_SEEN: list[Any] = [None, frozenset()]
+class _EnvSeen:
+    """The environment as last read and its secret values: every output of a kernel is
+    redacted, and reading the whole environment again for each one cost more than the
+    redaction."""
+
+    snapshot: tuple[object, ...] | None = None
+    values: frozenset[str] = frozenset()
+
+
+_ENV_SEEN = _EnvSeen()
 
 
 def _secret_env_values() -> frozenset[str]:
@@ -176,15 +183,14 @@ def _secret_env_values() -> frozenset[str]:
     whenever the environment changed: a snapshot of its raw items is compared first)."""
     raw = getattr(os.environ, "_data", None)
     snapshot = tuple(raw.items()) if isinstance(raw, dict) else None
-    seen, values = _ENV_SEEN
-    if snapshot is not None and snapshot == seen:
-        return values
+    if snapshot is not None and snapshot == _ENV_SEEN.snapshot:
+        return _ENV_SEEN.values
     found = set()
     for name, value in os.environ.items():
         if is_secret_env_name(name) and len(value) >= _MIN_ENV_VALUE:
             found.add(value)
     values = frozenset(found)
-    _ENV_SEEN[:] = [snapshot, values]
+    _ENV_SEEN.snapshot, _ENV_SEEN.values = snapshot, values
     return values
 
 

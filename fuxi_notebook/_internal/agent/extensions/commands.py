@@ -218,7 +218,7 @@ def expand_prompt(content: str | list[dict[str, Any]],
     if command is None:
         return Expansion(content, notes=[why])
     expanded = command.expand(match[2] or "")
-    if index is None:
+    if index is None or isinstance(content, str):
         return Expansion(expanded, command)
     blocks = list(content)
     blocks[index] = {**blocks[index], "text": expanded}

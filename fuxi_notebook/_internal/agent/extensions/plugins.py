@@ -15,12 +15,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ....options import FuxiAgentOptions
 from ...common.config_folder import project_folder
 
-__all__ = ["MANIFEST", "Plugin", "Plugins", "load_plugins", "setting_folders"]
+__all__ = ["MANIFEST", "FolderSource", "Plugin", "Plugins", "load_plugins", "setting_folders"]
+
+#: where a setting file comes from: a plugin, ~/.fuxi ("user") or the project's .fuxi
+FolderSource = Literal["plugin", "user", "project"]
 
 #: where a plugin's manifest lives, below its folder
 MANIFEST = Path(".fuxi-plugin") / "plugin.json"
@@ -125,12 +128,12 @@ def read_setting_file(path: Path, source: str, folder: Path) -> str:
 
 
 def setting_folders(kind: str, sources: list[str], plugins: Plugins,
-                    cwd: Path) -> list[tuple[str, Plugin | None, Path]]:
+                    cwd: Path) -> list[tuple[FolderSource, Plugin | None, Path]]:
     """Where files of `kind` ("agents", "commands", "skills") load from, as (source,
     plugin, folder), in loading order (a later name overrides an earlier one): each
     plugin's `<kind>/`, then `~/.fuxi/<kind>` ("user" in `sources`), then
     `<cwd>/.fuxi/<kind>` ("project")."""
-    folders: list[tuple[str, Plugin | None, Path]] = [
+    folders: list[tuple[FolderSource, Plugin | None, Path]] = [
         ("plugin", plugin, plugin.root / kind) for plugin in plugins.found]
     if "user" in sources:
         from ...common.switches import config_dir  # ~/.fuxi, or FUXI_CONFIG_DIR

@@ -30,19 +30,18 @@ import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from ....errors import ConfigurationError
 from ....options import FuxiAgentOptions
 from ...common.reading import config_errors
 from ...settings.front_matter import FrontMatterError, split_front_matter
 from ..project_link import setting_sources
-from .plugins import Plugins, load_plugins, read_setting_file, setting_folders
+from .plugins import FolderSource, Plugins, load_plugins, read_setting_file, setting_folders
 
 __all__ = ["SKILL_FILE", "SkillFile", "SkillFileError", "load_skills", "read_instructions"]
 
 SKILL_FILE = "SKILL.md"
-Source = Literal["plugin", "user", "project"]
+Source = FolderSource
 #: a skill's own name: no spaces, parentheses, `*` or `:` (rules and plugins use those)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # `$` would let "x\n" pass
 #: a name in `options.skills`: a skill's, or `<plugin>:<skill>`

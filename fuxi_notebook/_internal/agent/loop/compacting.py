@@ -13,7 +13,7 @@ recorded summary (`Run.replay_compactions`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from ....errors import ModelError
@@ -57,7 +57,7 @@ def request_tokens(run: Run) -> tuple[int, bool]:
                                   session.pending_results)
 
 
-async def compact_if_needed(run: Run) -> AsyncIterator[Message]:
+async def compact_if_needed(run: Run) -> AsyncGenerator[Message, None]:
     """Before a request: compact when it would near the window (on replay: where the
     record did)."""
     session = run.session
@@ -80,7 +80,7 @@ def too_long(error: Exception) -> bool:
     return getattr(error, "status", None) in (400, 413) and "prompt is too long" in str(error)
 
 
-async def compact_after_rejection(run: Run, error: Exception) -> AsyncIterator[Message]:
+async def compact_after_rejection(run: Run, error: Exception) -> AsyncGenerator[Message, None]:
     """The API said the prompt is too long: compact now, whatever the estimate said. A
     window the API names ("> N maximum") is the session's from now on."""
     import re
@@ -94,7 +94,7 @@ async def compact_after_rejection(run: Run, error: Exception) -> AsyncIterator[M
         yield message
 
 
-async def compact_now(run: Run, instructions: str) -> AsyncIterator[Message]:
+async def compact_now(run: Run, instructions: str) -> AsyncGenerator[Message, None]:
     """`/compact [instructions]`: compact now, then end the run with a result saying how
     much it saved (or why nothing was compacted)."""
     before = len(run.compactions)
@@ -118,7 +118,7 @@ async def compact_now(run: Run, instructions: str) -> AsyncIterator[Message]:
 
 
 async def _compact(run: Run, trigger: str, instructions: str | None, *,
-                   recorded: Compaction | None = None) -> AsyncIterator[Message]:
+                   recorded: Compaction | None = None) -> AsyncGenerator[Message, None]:
     session = run.session
     if session.pending_results:  # owed results join the history: they are part of it
         session.add_tool_results(session.pending_results, send_now=True)

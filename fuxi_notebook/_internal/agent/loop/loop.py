@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from ...common.reminders import reminder
 from ...context.caching import with_cache_breakpoints
 from ...models.base import BlockDone, ModelRequest, ModelResponse, RawEvent
 from ..extensions.commands import Expansion, expand_prompt
+from ..structured import STRUCTURED_TOOL, accepted_answer, as_json, reminder_text
 from .compacting import (
     compact_after_rejection,
     compact_command,
@@ -35,7 +36,6 @@ from .compacting import (
 from .repair import REPAIR_STEPS, repair_added_content
 from .run import Run
 from .run_model import model_for_run, running_on
-from .structured import STRUCTURED_TOOL, accepted_answer, as_json, reminder_text
 from .tool_calls import (
     execute_tool_calls,
     informational,
@@ -46,7 +46,8 @@ from .tool_calls import (
 __all__ = ["run_prompt"]
 
 
-async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIterator[Message]:
+async def run_prompt(run: Run,
+                     content: str | list[dict[str, Any]]) -> AsyncGenerator[Message, None]:
     """Run the loop for one prompt, yielding every message up to its ResultMessage.
 
     A `/command` prompt is expanded first (commands.py; not with `verbatim_prompts`):
@@ -65,7 +66,7 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
     # verbatim_prompts: the prompt is sent as written, a leading /name included
     expansion = (Expansion(content) if session.options.verbatim_prompts
                  else expand_prompt(content, session.commands))
-    model, notes = model_for_run(session, expansion.command and expansion.command.model)
+    model, notes = model_for_run(session, expansion.command.model if expansion.command else None)
     for note in [*expansion.notes, *notes]:
         yield informational(note)
     with running_on(session, model):
@@ -74,7 +75,7 @@ async def run_prompt(run: Run, content: str | list[dict[str, Any]]) -> AsyncIter
                 yield message
 
 
-async def _run_loop(run: Run, content: str | list[dict[str, Any]]) -> AsyncIterator[Message]:
+async def _run_loop(run: Run, content: str | list[dict[str, Any]]) -> AsyncGenerator[Message, None]:
     """The prompt joins the conversation; model and tools take turns until a result."""
     session = run.session
     blocked = await _submit_prompt(run, content)
@@ -133,7 +134,7 @@ async def _run_loop(run: Run, content: str | list[dict[str, Any]]) -> AsyncItera
             return
 
 
-async def _recover(run: Run, error: ModelError, retry: list[bool]) -> AsyncIterator[Message]:
+async def _recover(run: Run, error: ModelError, retry: list[bool]) -> AsyncGenerator[Message, None]:
     """A request the API rejected: compact (a prompt too long, once in a row) or repair
     what this run added, and ask again (`retry` gets True); else the run's error result."""
     if too_long(error) and not run.compacted_for_rejection:
@@ -154,7 +155,7 @@ async def _recover(run: Run, error: ModelError, retry: list[bool]) -> AsyncItera
 
 
 async def _answered(run: Run, response: ModelResponse,
-                    ended: list[bool]) -> AsyncIterator[Message]:
+                    ended: list[bool]) -> AsyncGenerator[Message, None]:
     """A response without tool calls: the Stop hooks, then the final result (`ended`
     gets True), or a reminder to answer in the schema, or the hooks' feedback to go on."""
     session = run.session
@@ -305,7 +306,7 @@ def _response_text(response: ModelResponse) -> str:
 
 
 async def _run_tools(run: Run, calls: list[dict[str, Any]],
-                     results: list[dict[str, Any]]) -> AsyncIterator[Message]:
+                     results: list[dict[str, Any]]) -> AsyncGenerator[Message, None]:
     """Execute the calls (their results go to `results`); on cancellation, answer every
     call with an interrupted result."""
     context: list[str] = []
@@ -332,7 +333,7 @@ def _request(run: Run) -> ModelRequest:
                         tools=tools, **session.request_params())
 
 
-async def _stream_response(run: Run, holder: list[ModelResponse]) -> AsyncIterator[Message]:
+async def _stream_response(run: Run, holder: list[ModelResponse]) -> AsyncGenerator[Message, None]:
     """Stream one model response: StreamEvents (if asked), one AssistantMessage per
     completed block; the finished response is recorded in history and usage.
 

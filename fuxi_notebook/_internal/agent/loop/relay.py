@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections import deque
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -65,7 +65,7 @@ def relay(message: Message) -> bool:
 
 
 async def relayed(run: Run, work: Coroutine[Any, Any, list[T]],
-                  into: list[T]) -> AsyncIterator[Message]:
+                  into: list[T]) -> AsyncGenerator[Message, None]:
     """Run `work` (the calls of one batch) in its own task, yielding what it relays as
     it comes; its result is appended to `into` once it is done."""
     sink = Relay(run)

@@ -10,9 +10,9 @@ from typing import Any
 
 from ....types import ResultMessage, new_uuid
 from ...context.compaction import Compaction
+from ...models.usage import UsageTotals
 from ...tools.progress import ProgressListener
 from ..session import Session
-from .usage import UsageTotals
 
 __all__ = ["CompactionMark", "Run", "canonical_input"]
 

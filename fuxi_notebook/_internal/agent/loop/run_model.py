@@ -9,14 +9,14 @@ budget (the budget could not be kept): the run keeps the session's model, with a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ....errors import ConfigurationError
 from ...models.base import Model, ModelRequest, ModelStreamItem
 from ...models.names import model_name
-from ..session import check_budget
+from ...models.pricing import check_budget
 
 __all__ = ["RenamedModel", "model_for_run", "running_on"]
 
@@ -32,7 +32,7 @@ class RenamedModel:
     def name(self) -> str:
         return self._name
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamItem]:
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamItem, None]:
         return self._inner.stream(request)
 
 
@@ -45,7 +45,7 @@ def model_for_run(session: Any, choice: str | None) -> tuple[Model | None, list[
     if name == session.model_name:
         return None, []
     try:
-        check_budget(session.options, name)
+        check_budget(session.options.max_budget_usd, name)
     except ConfigurationError as error:
         return None, [f"The command's model {choice!r} was not used: {error}"]
     return RenamedModel(session.model, name), []

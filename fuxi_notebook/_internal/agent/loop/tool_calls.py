@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,7 +101,7 @@ def _batches(run: Run, calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]
 
 
 async def execute_tool_calls(run: Run, calls: list[dict[str, Any]], results: list[dict[str, Any]],
-                             context: list[str]) -> AsyncIterator[Message]:
+                             context: list[str]) -> AsyncGenerator[Message, None]:
     """Run `calls`, appending one wire result per call to `results` (and hook context to
     `context`), yielding banners and one UserMessage per result. After an interrupting
     denial or a hook's stop the remaining calls are not run."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,12 +32,19 @@ from ...tools.base import DeclaredTool, Reach, ToolContext, ToolError, ToolOutpu
 from ...tools.registry import ToolRegistry
 from .files import NAME, load_file_agents
 
-__all__ = ["AGENT_TOOL", "GENERAL_PURPOSE", "AgentTool", "agent_names", "max_depth",
-           "subagent_tools"]
+__all__ = ["AGENT_TOOL", "GENERAL_PURPOSE", "AgentTool", "RunSubagent", "SpawnSubagent",
+           "agent_names", "max_depth", "subagent_tools"]
 
 AGENT_TOOL = "Agent"
 AGENT_ALIASES = ("Task",)
 GENERAL_PURPOSE = "general-purpose"
+
+#: Makes a subagent's session: (parent, agent_type, definition, agent_id, model, slots)
+#: -> the child session (ConfigurationError when its definition cannot work). The
+#: assembler passes it in, so that this module needs neither the loop nor the session.
+SpawnSubagent = Callable[[Any, str, AgentDefinition, str, "str | None", Any], Any]
+#: Runs a child session on an Agent call's input: (parent, child, input) -> its result.
+RunSubagent = Callable[[Any, Any, dict[str, Any]], Awaitable[ToolOutput]]
 
 _GENERAL = AgentDefinition(
     description=("General-purpose agent for researching complex questions, searching for "
@@ -134,9 +142,11 @@ def catalog(session: Any) -> dict[str, AgentDefinition]:
     return agents
 
 
-def subagent_tools(session: Any) -> list[AgentTool]:
+def subagent_tools(session: Any, *, spawn: SpawnSubagent,
+                   run: RunSubagent) -> list[AgentTool]:
     """The Agent tool for this session, or nothing: it is offered when agents are
-    defined or `options.tools` names it, above the depth limit."""
+    defined or `options.tools` names it, above the depth limit. `spawn` and `run` start
+    its subagents (see SpawnSubagent)."""
     options = session.options
     depth = session.subagent_depth
     wanted = isinstance(options.tools, list) and bool(
@@ -148,7 +158,7 @@ def subagent_tools(session: Any) -> list[AgentTool]:
         return []
     slots = getattr(session, "subagent_slots", None) or _Slots(
         _env_limit("FUXI_MAX_CONCURRENT_SUBAGENTS", 10))
-    return [AgentTool(session, agents, slots)]
+    return [AgentTool(session, agents, slots, spawn=spawn, run=run)]
 
 
 def agent_names(registry: ToolRegistry) -> list[str]:
@@ -192,11 +202,13 @@ class AgentTool(DeclaredTool):
     #: its subagent's messages join the parent's stream while it runs (see relay.py)
     relays_messages = True
 
-    def __init__(self, session: Any, agents: dict[str, AgentDefinition],
-                 slots: _Slots) -> None:
+    def __init__(self, session: Any, agents: dict[str, AgentDefinition], slots: _Slots, *,
+                 spawn: SpawnSubagent, run: RunSubagent) -> None:
         self.session = session
         self.agents = agents
         self.slots = slots
+        self._spawn = spawn
+        self._run = run
         self.description = _ABOUT + _listing(agents)
         self.input_schema: dict[str, Any] = {
             "type": "object",
@@ -224,9 +236,6 @@ class AgentTool(DeclaredTool):
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Start the subagent, wait for its final message, return it."""
-        from .run import run_subagent
-        from .session import child_session
-
         parent, agent_type = self.session, input["subagent_type"]
         definition = self.agents.get(agent_type)
         if definition is None:
@@ -242,10 +251,10 @@ class AgentTool(DeclaredTool):
         try:
             agent_id = uuid.uuid4().hex[:17]
             try:
-                child = child_session(parent, agent_type, definition, agent_id=agent_id,
-                                      model=input.get("model"), slots=self.slots)
+                child = self._spawn(parent, agent_type, definition, agent_id,
+                                    input.get("model"), self.slots)
             except ConfigurationError as error:
                 raise ToolError(f"The {agent_type} agent could not start: {error}") from None
-            return await run_subagent(parent, child, input)
+            return await self._run(parent, child, input)
         finally:
             self.slots.release()

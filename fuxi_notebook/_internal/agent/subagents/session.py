@@ -32,6 +32,7 @@ from typing import Any
 from ....options import (
     AgentDefinition,
     FuxiAgentOptions,
+    PermissionMode,
     PermissionResult,
     PermissionResultAllow,
     ToolPermissionContext,
@@ -41,9 +42,10 @@ from ...models.names import model_name
 from ...permissions.modes import NARROW_MODES, widens
 from ...tools.builtin import builtin_tools
 from ..loop.run_model import RenamedModel
-from ..loop.structured import STRUCTURED_TOOL
+from ..own_tools import own_tool_names
 from ..project_link import with_project
 from ..session import Conversation, Session
+from ..structured import STRUCTURED_TOOL
 from .agent_tool import AGENT_ALIASES, AGENT_TOOL, max_depth
 
 __all__ = ["SubagentSession", "child_session"]
@@ -60,18 +62,18 @@ Platform: {platform}"""
 
 
 class SubagentSession(Session):
-    """A subagent's session: hooks see its `agent_id` / `agent_type`."""
+    """A subagent's session: hooks see its `agent_id` / `agent_type`. `child_session`
+    makes one; the assembler equips it as it equips every session."""
 
     def __init__(self, options: FuxiAgentOptions, *, parent: Session, agent_id: str,
-                 agent_type: str, slots: Any, extra_tools: list[Any],
-                 conversation: Conversation) -> None:
+                 agent_type: str, slots: Any, conversation: Conversation) -> None:
+        super().__init__(options, cwd=parent.cwd, project=_child_project(parent),
+                         conversation=conversation)
         self.parent = parent
         self.agent_id = agent_id
         self.agent_type = agent_type
         self.subagent_depth = parent.subagent_depth + 1
         self.subagent_slots = slots
-        super().__init__(options, extra_tools=extra_tools, conversation=conversation,
-                         project=_child_project(parent))
         # saved with the main session: its hooks see that transcript, and it saves ours
         self.transcript_path = parent.transcript_path
         self.on_subagent = parent.on_subagent
@@ -113,7 +115,7 @@ def _tools(parent: Session, definition: AgentDefinition) -> tuple[list[str], lis
         names = [n for n in names if not n.startswith("mcp__") or n.split("__")[1] in servers]
     if definition.tools is not None:
         names = [n for n in names if _listed(n, list(definition.tools))]
-    builtin = {tool.name for tool in builtin_tools()} | Session.own_tool_names()
+    builtin = {tool.name for tool in builtin_tools()} | own_tool_names()
     extras = [parent.registry.get(n) for n in names if n not in builtin]
     nested = parent.subagent_depth + 1 < max_depth()
     if nested and (definition.tools is None or _listed(AGENT_TOOL, list(definition.tools))):
@@ -178,7 +180,8 @@ def _options(parent: Session, agent_type: str, definition: AgentDefinition, *,
         session_store=None)
 
 
-def _mode(parent: str, wanted: str | None, agent_type: str) -> str:
+def _mode(parent: PermissionMode, wanted: PermissionMode | None,
+          agent_type: str) -> PermissionMode:
     """The subagent's mode: its definition's where the parent's allows an override (as
     in the comparable SDK, not under acceptEdits, auto or bypassPermissions) and it does
     not widen the parent's; else the parent's, with a warning when one was asked for."""
@@ -194,19 +197,19 @@ def _mode(parent: str, wanted: str | None, agent_type: str) -> str:
 
 
 def child_session(parent: Session, agent_type: str, definition: AgentDefinition, *,
-                  agent_id: str, model: str | None, slots: Any) -> SubagentSession:
-    """The subagent's session (ConfigurationError if its definition cannot work)."""
+                  agent_id: str, model: str | None,
+                  slots: Any) -> tuple[SubagentSession, list[Any]]:
+    """The subagent's session, not yet equipped, and the parent's tools beyond the
+    built-ins that it is to be offered (kernel and MCP tools)."""
     names, extras = _tools(parent, definition)
     options = _options(parent, agent_type, definition, agent_id=agent_id, tools=names,
                        model=_model(parent, model or definition.model))
     granted = [u for u in parent.conversation.permission_updates if u.type != "setMode"]
     conversation = Conversation(id=parent.id, usage=parent.usage,
                                 permission_updates=list(granted))
-    with warnings.catch_warnings():  # the parent's options were warned about already
-        warnings.simplefilter("ignore")
-        return SubagentSession(options, parent=parent, agent_id=agent_id,
-                               agent_type=agent_type, slots=slots, extra_tools=extras,
-                               conversation=conversation)
+    child = SubagentSession(options, parent=parent, agent_id=agent_id,
+                            agent_type=agent_type, slots=slots, conversation=conversation)
+    return child, extras
 
 
 def _child_project(parent: Session) -> Any:

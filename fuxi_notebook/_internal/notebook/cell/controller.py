@@ -24,6 +24,7 @@ from IPython.core.error import UsageError
 
 from ....errors import ConfigurationError
 from ....options import FuxiAgentOptions
+from ...agent.assemble import build_session
 from ...agent.session import Session
 from ...common.switches import switch
 from ...models.known import unknown_model_warning
@@ -329,7 +330,7 @@ class NotebookAgent:
 
         session = self.probe("tools")
         kernel = {tool.name for tool in kernel_tools(self.shell)}
-        rows = []
+        rows: list[tuple[str, str, str]] = []
         for name in session.registry.names():
             tool = session.registry.get(name)
             server = getattr(tool, "server", None)
@@ -616,17 +617,17 @@ class NotebookAgent:
         approvals.kind_of = session.kind
         watch = DivergenceWatch(record, str(session.cwd), tuple(secrets()))
         volatile = self.conversations.volatile_of(record.cell_id, cell)
-        replay = ReplayCell(session, renderer, record, mode=mode.mode, approvals=approvals,
+        player = ReplayCell(session, renderer, record, mode=mode.mode, approvals=approvals,
                             watch=watch, notes=notes, volatile=volatile,
                             context=self._context(args, body), shell=self.shell)
-        replay.redraw = self._kept is not None
+        player.redraw = self._kept is not None
         try:
-            run = await replay.play(body)
+            run = await player.play(body)
         finally:  # the conversation goes on from the record, not from the re-run
             _tell(told)
             problem = self._check(session, "during this cell")
             saved = list(cell.saved.outputs) if cell.saved is not None else []
-            outputs = saved + replay.published.outputs
+            outputs = saved + player.published.outputs
             with contextlib.suppress(ConfigurationError):  # else: keep the re-run's history
                 conversation.history, conversation.pending_results = extend_history(
                     before[0], before[1], record, outputs)
@@ -767,7 +768,7 @@ def _session(options: FuxiAgentOptions, **kwargs: Any) -> Session:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CanUseToolShadowedWarning)
-        return Session(options, **kwargs)
+        return build_session(options, **kwargs)
 
 
 def _tell(notes: list[str]) -> None:

@@ -64,7 +64,7 @@ class LiveCell:
 
     def __init__(self, session: Session, renderer: Renderer, approvals: Approvals | None, *,
                  cell_id: str, parent: str | None, options: dict[str, Any],
-                 context: str, notes: list[str], shell: Any,
+                 context: str | None, notes: list[str], shell: Any,
                  replaces: str | None = None) -> None:
         self.session, self.renderer, self.approvals = session, renderer, approvals
         #: the digest of the record the cell's metadata holds (see sessions/cell_record.py)

@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
+from IPython.core import magic as _magic
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, magics_class
 
 from .frontend_text import fuxi_cell_parts, has_line_magic, sent_cell_parts
 from .magic_args import MagicArgsError, parse_cell_line
 from .output_redaction import OutputRedaction
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+#: IPython's magic decorators, as they behave with a name: typed, so mypy keeps the method
+_cell_magic = cast("Callable[[str], Callable[[_F], _F]]", _magic.cell_magic)
+_line_magic = cast("Callable[[str], Callable[[_F], _F]]", _magic.line_magic)
 
 __all__ = ["FuxiMagics", "load_ipython_extension", "transform_fuxi_cell",
            "unload_ipython_extension"]
@@ -77,9 +84,10 @@ def _kernel_version_problem(shell: Any) -> str | None:
         return None
     import ipykernel
 
-    parts = tuple(int(p) for p in ipykernel.__version__.split(".")[:2] if p.isdigit())
+    version = str(getattr(ipykernel, "__version__", "0"))
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
     if parts < _MIN_IPYKERNEL:
-        return (f"fuxi_notebook needs ipykernel>=7.4 (this kernel has {ipykernel.__version__}):"
+        return (f"fuxi_notebook needs ipykernel>=7.4 (this kernel has {version}):"
                 " older kernels cannot deliver approval clicks to a running cell. Run "
                 "`pip install -U 'ipykernel>=7.4'` and restart the kernel.")
     return None
@@ -169,7 +177,7 @@ class FuxiMagics(Magics):
             self._agent = NotebookAgent(self.shell, kept=self._kept)
         return self._agent
 
-    @cell_magic("fuxi")
+    @_cell_magic("fuxi")
     def fuxi_cell(self, line: str, cell: str) -> None:
         if not cell.strip():
             raise UsageError("%%fuxi: the cell body is the prompt; write what the agent "
@@ -179,7 +187,7 @@ class FuxiMagics(Magics):
 
     fuxi_cell.__doc__ = CELL_HELP
 
-    @line_magic("fuxi")
+    @_line_magic("fuxi")
     def fuxi_line(self, line: str) -> Any:
         """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi models`; `%fuxi tools`;
         `%fuxi commands`; `%fuxi skills`; `%fuxi trust`; `%fuxi reset`;
@@ -356,8 +364,8 @@ def _session_summary(agent: Any) -> str | None:
     cost, time) under it."""
     from IPython.display import display
 
-    from ...agent.loop.usage import tokens_in
     from ...models.pricing import format_cost
+    from ...models.usage import tokens_in
     from ...sessions.text.markdown import escape_math
 
     session = agent.session
@@ -394,12 +402,12 @@ def context_line(session: Any) -> str:
 
 def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
     """One row per cell of this session run in the kernel (from what its output kept)."""
-    from ...agent.loop.usage import tokens_in
     from ...models.pricing import format_cost
+    from ...models.usage import tokens_in
     from ...sessions.text.transcript import turns_taken
     from ..display.spend import cell_cost
 
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for cell_id in agent.conversations.order:
         remembered = agent.conversations.records[cell_id]
         if remembered.record.session_id != session_id:

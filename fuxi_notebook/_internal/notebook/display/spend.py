@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...agent.loop.usage import tokens_in
 from ...models.pricing import format_cost
+from ...models.usage import tokens_in
 from ...sessions.listing import cell_cost
 
 __all__ = ["cell_cost", "spend_words"]

@@ -16,14 +16,14 @@ one keeps the saved `end_line`, so its outputs are the saved ones, whatever ran 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from typing import Any, cast
 
 from IPython.core.error import UsageError
 from IPython.display import clear_output as _clear_output
 from IPython.display import display as _display
 
-from ....types import Message, ResultMessage
+from ....types import ResultMessage
 from ...agent.loop.loop import run_prompt
 from ...agent.loop.run import Run
 from ...agent.session import Session
@@ -130,7 +130,7 @@ class ReplayCell:
 
     def __init__(self, session: Session, renderer: Renderer, record: SessionRecord, *,
                  mode: str, approvals: RecordedApprovals, watch: DivergenceWatch,
-                 notes: list[str], volatile: dict[str, Any], context: str,
+                 notes: list[str], volatile: dict[str, Any], context: str | None,
                  shell: Any) -> None:
         self.session, self.renderer, self.record = session, renderer, record
         self.mode, self.approvals, self.watch = mode, approvals, watch
@@ -207,8 +207,7 @@ class ReplayCell:
 
     async def _consume(self, run: Run, content: list[dict[str, Any]]) -> Divergence | None:
         """Run the loop on the recorded turns; a strict replay stops at a divergence."""
-        # run_prompt is an async generator (its annotation says only AsyncIterator)
-        messages = cast("AsyncGenerator[Message, None]", run_prompt(run, content))
+        messages = run_prompt(run, content)
         try:
             async for message in messages:
                 if isinstance(message, ResultMessage):

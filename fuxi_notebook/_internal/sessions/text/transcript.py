@@ -167,10 +167,10 @@ def transcript_segments(record: SessionRecord, *, end_note: str = "", replayed: 
     markdown = _parts(record, FOLDED_RESULT_CHARS, end)
     plain = _parts(record, PLAIN_RESULT_CHARS, end)
     start = 0
-    for end, (kind, payload) in enumerate(markdown, 1):
-        if kind == "tool" and payload.outputs and end < len(markdown):
-            segments.append(_segment(markdown[start:end], plain[start:end], payload.id))
-            start = end
+    for stop, (kind, payload) in enumerate(markdown, 1):
+        if kind == "tool" and payload.outputs and stop < len(markdown):
+            segments.append(_segment(markdown[start:stop], plain[start:stop], payload.id))
+            start = stop
     segments.append(_segment(markdown[start:], plain[start:], None))
     return segments
 
@@ -366,7 +366,8 @@ class _Figures:
         self.numbers: list[int] = []
 
     def label(self, block: dict[str, Any]) -> str:
-        source = block.get("source") if isinstance(block.get("source"), dict) else {}
+        given = block.get("source")
+        source: dict[str, Any] = given if isinstance(given, dict) else {}
         kind = str(source.get("media_type") or "image").removeprefix("image/").upper()
         if block.get("type") == "image" and source.get("type") == OUTPUT_REF:
             self.count += 1

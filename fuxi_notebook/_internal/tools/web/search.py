@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import AsyncGenerator, Callable, Iterable
-from typing import Any, cast
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ....errors import ConfigurationError, ModelError
-from ...models.base import Model, ModelRequest, ModelResponse, ModelStreamItem
+from ...models.base import Model, ModelRequest, ModelResponse
 from ..base import DeclaredTool, Reach, ToolContext, ToolError, ToolOutput
 
 __all__ = ["SEARCH_TOOL_TYPE", "ModelGetter", "UsageSink", "WebSearchTool", "merge_domains",
@@ -266,11 +266,7 @@ class WebSearchTool(DeclaredTool):
         """One response; its usage is counted even when it came back incomplete."""
         response: ModelResponse | None = None
         try:
-            stream = model.stream(request)
-            # a stream with `aclose` is an async generator (or behaves as one)
-            closing = (contextlib.aclosing(cast("AsyncGenerator[ModelStreamItem, None]", stream))
-                       if hasattr(stream, "aclose") else contextlib.nullcontext(stream))
-            async with closing as items:
+            async with contextlib.aclosing(model.stream(request)) as items:
                 async for item in items:
                     if isinstance(item, ModelResponse):
                         response = item

@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...models.pricing import cost_usd
+from .pricing import cost_usd
 
 __all__ = ["UsageTotals", "tokens_in"]
 

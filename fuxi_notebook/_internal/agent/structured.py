@@ -20,8 +20,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ....errors import ConfigurationError
-from ...tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
+from ...errors import ConfigurationError
+from ..tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
 
 __all__ = ["DEFAULT_RETRIES", "STRUCTURED_TOOL", "OutputSchema", "StructuredOutputTool",
            "accepted_answer", "as_json", "output_schema", "reminder_text"]

@@ -11,7 +11,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from ....options import FuxiAgentOptions
+from ...options import FuxiAgentOptions
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "PRESETS", "system_blocks", "system_prompt_texts"]
 
@@ -35,7 +35,7 @@ def system_prompt_texts(prompt: Any, cwd: Path) -> list[str]:
     "fuxi_code", "append": ...}` is the built-in agent prompt (plus `append`), a string or
     `{"type": "custom", "prompt": ...}` replaces it, `{"type": "file", "path": ...}` reads
     it from a file. Anything else is a ConfigurationError naming what was given."""
-    from ....errors import ConfigurationError
+    from ...errors import ConfigurationError
 
     default = DEFAULT_SYSTEM_PROMPT.format(cwd=cwd, platform=platform.system())
     if prompt is None or isinstance(prompt, str):
