@@ -9,7 +9,7 @@ subagents cannot start subagents of their own).
 
 Kind: `read`. The call itself touches nothing; every call the subagent makes is judged
 by the permission engine with the parent's rules, callbacks and hooks (and the mode as
-`subagent_session.py` works it out), so asking the user about the delegation as well
+`subagents/session.py` works it out), so asking the user about the delegation as well
 would be a second question about nothing, and `read` lets several Agent calls of one
 response run at once. What a subagent costs counts in the parent's usage, so
 `max_budget_usd` bounds it. At most `FUXI_MAX_CONCURRENT_SUBAGENTS` (default 10) run at
@@ -42,7 +42,7 @@ GENERAL_PURPOSE = "general-purpose"
 #: Makes a subagent's session: (parent, agent_type, definition, agent_id, model, slots)
 #: -> the child session (ConfigurationError when its definition cannot work). The
 #: assembler passes it in, so that this module needs neither the loop nor the session.
-SpawnSubagent = Callable[[Any, str, AgentDefinition, str, "str | None", Any], Any]
+SpawnSubagent = Callable[[Any, str, AgentDefinition, str, str | None, Any], Any]
 #: Runs a child session on an Agent call's input: (parent, child, input) -> its result.
 RunSubagent = Callable[[Any, Any, dict[str, Any]], Awaitable[ToolOutput]]
 
