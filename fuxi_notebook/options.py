@@ -307,7 +307,6 @@ NO_EFFECT: dict[str, str] = {
     "resume_drops_turn": "resume_session_at branches a session without this check",
     "sandbox": "there is no OS sandbox: every command is judged by the permission "
                "engine's analysis instead",
-    "enable_file_checkpointing": "files are not checkpointed (there is no rewind_files)",
     "task_budget": "no API-side task budget is sent; max_budget_usd limits the cost",
     "client_app": "the User-Agent is not changed",
 }

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fuxi_notebook.hooks", "fuxi_notebook._internal.models"),
     ("fuxi_notebook.options",),
     ("fuxi_notebook._internal.tools",),
+    ("fuxi_notebook._internal.checkpoints",),
     ("fuxi_notebook._internal.context",),
     ("fuxi_notebook._internal.permissions",),
     ("fuxi_notebook._internal.mcp_servers",),

@@ -130,3 +130,27 @@ def test_skills_example(fake_api, tmp_path):
     assert "largest value" not in str(first)  # the instructions wait until used
     loaded = fake_api.requests[1]["messages"][-1]["content"][0]
     assert not loaded.get("is_error") and "largest value" in str(loaded["content"])
+
+
+def test_file_checkpointing_example(fake_api, tmp_path):
+    """Write, Edit and Bash change three files and add one; after resuming the session,
+    rewind_files to the prompt's uuid puts every one back."""
+    fake_api.add(
+        Turn([tool_use("Read", {"file_path": "config.ini"})]),
+        Turn([tool_use("Edit", {"file_path": "config.ini", "old_string": "debug = true",
+                                "new_string": "debug = false"}),
+              tool_use("Write", {"file_path": "README.md", "content": "# Tidy\n"}),
+              tool_use("Bash", {"command": "rm old.log"})]),
+        Turn([text("Tidied.")]))
+    out = _run("file_checkpointing.py", fake_api, tmp_path)
+    assert out.splitlines() == [
+        "after the agent: README.md, config.ini",
+        "restored: config.ini, old.log",
+        "removed: README.md",
+        "after the rewind: config.ini, old.log",
+        "config.ini: ['[app]', 'debug = true']"]
+    assert (tmp_path / "old.log").read_text() == "yesterday's log\n"
+    results = [b for m in fake_api.requests[-1]["messages"] if m["role"] == "user"
+               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert len(results) == 4 and not any(r.get("is_error") for r in results)  # all ran
+    assert len(fake_api.requests) == 3  # the empty prompt asked the model nothing

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel
@@ -89,5 +91,8 @@ async def test_stderr_gets_a_line_per_request_response_and_tool_call(tmp_path):
 
 def test_user_is_accepted_and_extra_args_warn_that_they_do_nothing(tmp_path):
     _session(tmp_path, user="analyst")
-    with pytest.warns(UserWarning, match="have no effect"):
+    with pytest.warns(UserWarning, match=r"\['verbose'\] have no effect"):
+        _session(tmp_path, extra_args={"verbose": None, "replay-user-messages": None})
+    with warnings.catch_warnings():  # the one flag that means something here
+        warnings.simplefilter("error")
         _session(tmp_path, extra_args={"replay-user-messages": None})

@@ -33,7 +33,11 @@ from .prompt import PRESETS, system_blocks
 from .session import Conversation, Session, env_int
 from .structured import StructuredOutputTool, output_schema
 
-__all__ = ["build_session"]
+__all__ = ["UNDERSTOOD_EXTRA_ARGS", "build_session"]
+
+#: the comparable SDK's CLI flags (`extra_args`) that mean something here:
+#: `replay-user-messages` echoes each prompt as a UserMessage (its uuid is a checkpoint)
+UNDERSTOOD_EXTRA_ARGS = frozenset({"replay-user-messages"})
 
 
 def build_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | None = None,
@@ -84,7 +88,21 @@ def _equip(session: Session, extra_tools: list[Any] | None) -> None:
     session.window  # noqa: B018 -- a bad window fails now, not at the first request
     session.commands = {} if session.subagent_depth else load_commands(
         options, session.cwd, session.plugins)
+    session.checkpoints = _checkpoints(session)
     session.builder = build_session
+
+
+def _checkpoints(session: Session) -> Any:
+    """The file checkpoints `enable_file_checkpointing` asks for (kept on disk under the
+    user folder, per session, so a resumed session can still rewind), else None."""
+    if not session.options.enable_file_checkpointing:
+        return None
+    from ..checkpoints.history import FileHistory
+    from ..checkpoints.watch import FileCheckpoints
+    from ..common.switches import config_dir
+
+    folder = config_dir() / "file-history" / session.id
+    return FileCheckpoints(session.permissions.roots, FileHistory(folder))
 
 
 def _candidates(session: Session, extra_tools: list[Any] | None) -> list[Any]:
@@ -227,12 +245,12 @@ def _validate(options: FuxiAgentOptions) -> None:
             f"effort must be one of {', '.join(EFFORT_LEVELS)}, not {options.effort!r}"
         )
     env_int(options.env, "MAX_THINKING_TOKENS")  # a bad value fails now, not mid-run
-    if options.extra_args:
+    ignored = sorted(set(options.extra_args or {}) - UNDERSTOOD_EXTRA_ARGS)
+    if ignored:
         import warnings
 
-        warnings.warn(f"extra_args {sorted(options.extra_args)} have no effect: they are flags "
-                      "of the comparable SDK's CLI, and fuxi_notebook runs no CLI",
-                      stacklevel=3)
+        warnings.warn(f"extra_args {ignored} have no effect: they are flags of the "
+                      "comparable SDK's CLI, and fuxi_notebook runs no CLI", stacklevel=3)
     _warn_no_effect(options)
     if options.permission_prompts not in ("host", "none"):
         raise ConfigurationError("permission_prompts must be 'host' or 'none', not "

@@ -16,6 +16,7 @@ from typing import Any
 from ...errors import ClientNotConnectedError, ConfigurationError
 from ...options import FuxiAgentOptions, PermissionMode, PermissionUpdate
 from ...types import Message, ResultMessage
+from ..checkpoints.history import Rewound
 from .loop.loop import run_prompt
 from .loop.run import Run
 from .mcp_link import start_servers
@@ -187,13 +188,23 @@ class FuxiSDKClient:
         raise ConfigurationError(f"there is no background task {task_id!r}: subagents and "
                                  "commands run in the foreground here; interrupt() stops them")
 
-    async def rewind_files(self, user_message_id: str) -> None:
-        """The comparable SDK restores files checkpointed before a message. Files are not
-        checkpointed here (`enable_file_checkpointing` has no effect), so this raises
-        ConfigurationError, as the comparable SDK does without checkpointing."""
+    async def rewind_files(self, user_message_id: str) -> Rewound:
+        """Put the files the agent's calls changed back as they were at a user message
+        (the `uuid` of a UserMessage this conversation yielded: a prompt, with
+        `extra_args={"replay-user-messages": None}`, or a tool result). Needs
+        `enable_file_checkpointing=True`; Write, Edit and code (Bash, Python) are all
+        covered, in the working folders. Files the calls created are removed. The
+        conversation itself is not rewound. Returns what was restored, removed, and could
+        not be (a file over the size caps); the comparable SDK returns None."""
         self._require_connected()
-        raise ConfigurationError("file checkpointing is not available here, so files cannot "
-                                 f"be rewound to message {user_message_id!r}")
+        checkpoints = self.session.checkpoints if self.session is not None else None
+        if checkpoints is None:
+            raise ConfigurationError("rewind_files needs enable_file_checkpointing=True: "
+                                     "without it no file was checkpointed")
+        if user_message_id not in checkpoints.history.marks:
+            raise ConfigurationError(f"no file checkpoint for message {user_message_id!r}: "
+                                     "give the uuid of a UserMessage of this session")
+        return checkpoints.history.rewind(user_message_id)
 
     async def disconnect(self) -> None:
         """Stop everything; pending prompts are dropped, receivers end, and the MCP

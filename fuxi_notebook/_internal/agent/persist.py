@@ -130,6 +130,10 @@ def _check(options: FuxiAgentOptions) -> None:
                                  "forks the session they load")
     if options.resume_session_at is not None and options.resume is None:
         raise ConfigurationError("resume_session_at needs resume (the session it cuts)")
+    if store is not None and options.enable_file_checkpointing:
+        raise ConfigurationError("session_store cannot be combined with "
+                                 "enable_file_checkpointing (checkpoints are kept on this "
+                                 "machine's disk and would diverge from the stored transcript)")
     if options.session_store_flush not in ("batched", "eager"):
         raise ConfigurationError("session_store_flush must be 'batched' or 'eager', not "
                                  f"{options.session_store_flush!r}")

@@ -40,6 +40,7 @@ from ..tools.registry import ToolRegistry
 from ..tools.task_list import TaskList
 
 if TYPE_CHECKING:
+    from ..checkpoints.watch import FileCheckpoints
     from ..settings.project import ProjectSettings
     from .extensions.commands import Command
     from .extensions.plugins import Plugins
@@ -109,6 +110,9 @@ class Session:
     tool_definitions: list[dict[str, Any]]
     #: the `/commands` a user's prompt may start with (a subagent's prompt is the model's)
     commands: dict[str, Command]
+    #: what the calls changed in the working folders, for `rewind_files` (None: not
+    #: kept; `enable_file_checkpointing`)
+    checkpoints: FileCheckpoints | None
     #: builds a session for `continued` (the assembler's own entry point)
     builder: Callable[..., Session]
 

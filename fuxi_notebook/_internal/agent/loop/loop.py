@@ -18,6 +18,7 @@ from ....types import (
     Message,
     ResultMessage,
     StreamEvent,
+    UserMessage,
     block_from_wire,
     new_uuid,
 )
@@ -57,6 +58,9 @@ async def run_prompt(run: Run,
     yield session.init_message()
     for note in session.setup_notes():  # what the project's settings could not apply
         yield informational(note)
+    if _blank(content):  # e.g. `client.query("")` to reopen a resumed session
+        yield run.result("success", text="")
+        return
     manual = None if session.options.verbatim_prompts else compact_command(content)
     if manual is not None:  # `/compact [instructions]`: the conversation is summarised now
         async with contextlib.aclosing(compact_now(run, manual)) as messages:
@@ -85,6 +89,9 @@ async def _run_loop(run: Run, content: str | list[dict[str, Any]]) -> AsyncGener
         yield run.result("error_during_execution", errors=[blocked.reason],
                          terminal_reason="hook_stopped")
         return
+    echo = _prompt_echo(session, content)
+    if echo is not None:
+        yield echo
     options = session.options
     while True:
         budget = options.max_budget_usd
@@ -217,6 +224,28 @@ class _HookVerdict:
 
     reason: str | None = None
     banners: list[str] = field(default_factory=list)
+
+
+def _blank(content: str | list[dict[str, Any]]) -> bool:
+    """A prompt with nothing in it: the model is not asked (the API refuses it)."""
+    if isinstance(content, str):
+        return not content.strip()
+    return not content or all(block.get("type") == "text" and not str(
+        block.get("text", "")).strip() for block in content)
+
+
+def _prompt_echo(session: Any, content: str | list[dict[str, Any]]) -> UserMessage | None:
+    """The prompt as a UserMessage, when `extra_args` asks for `replay-user-messages`;
+    its uuid marks the files as they were before the prompt (file checkpoints)."""
+    uuid = new_uuid()
+    if session.checkpoints is not None:
+        session.checkpoints.history.mark(uuid)
+    if "replay-user-messages" not in (session.options.extra_args or {}):
+        return None
+    if isinstance(content, str):
+        return UserMessage(content=content, uuid=uuid)
+    blocks = [block for block in map(block_from_wire, content) if block is not None]
+    return UserMessage(content=blocks, uuid=uuid)
 
 
 async def _submit_prompt(run: Run, content: str | list[dict[str, Any]]) -> _HookVerdict:

@@ -123,7 +123,10 @@ async def execute_tool_calls(run: Run, calls: list[dict[str, Any]], results: lis
             block = ToolResultBlock(tool_use_id=outcome.result["tool_use_id"],
                                     content=outcome.result.get("content"),
                                     is_error=outcome.result.get("is_error", False))
-            yield UserMessage(content=[block], uuid=new_uuid())
+            uuid = new_uuid()
+            if run.session.checkpoints is not None:  # files as they are after this result
+                run.session.checkpoints.history.mark(uuid)
+            yield UserMessage(content=[block], uuid=uuid)
 
 
 async def _run_batch(run: Run, batch: list[dict[str, Any]]) -> list[CallOutcome]:
@@ -247,6 +250,7 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     if runs_code:
         session.guard.arm()  # from now on the package's code is watched too
     run.calls_started[call["id"]] = (started, "")
+    watch = _watch(session, call, tool_input)
     try:
         output = await tool.run(tool_input, session.tool_ctx)
     except asyncio.CancelledError as stop:  # it started: the interrupt may leave effects
@@ -259,6 +263,8 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
         error = f"{tool.name} failed: {type(failure).__name__}: {failure}"
     finally:  # code the model wrote may have run in this process: the policy must be intact
         tampered = _tampered(run, call["name"]) if runs_code else None
+        if watch is not None and session.checkpoints is not None:
+            session.checkpoints.after(watch)
     if tampered is not None:
         error = tampered
     if error is not None:
@@ -271,6 +277,20 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
         for path in _paths_read(session, call["name"], tool_input):
             outcome.context.extend(session.nested_memory(path))
     return outcome
+
+
+def _watch(session: Any, call: dict[str, Any], tool_input: dict[str, Any]) -> Any:
+    """What the call may change, taken before it runs (file checkpoints), or None."""
+    checkpoints = session.checkpoints
+    if checkpoints is None:
+        return None
+    kind = session.kind(call["name"]) or "execute"
+    writes: list[Any] = []
+    if kind == "edit":
+        declared = session.permissions.declared.get(call["name"])
+        reach = reach_of(declared, tool_input) if declared is not None else None
+        writes = [session.tool_ctx.resolve(p) for p in (reach.writes if reach else ())]
+    return checkpoints.before(call["id"], kind, writes)
 
 
 def _paths_read(session: Any, name: str, tool_input: dict[str, Any]) -> tuple[str, ...]:
