@@ -7,6 +7,11 @@ A working folder like a data scientist's (a small repository: 300 source and dat
 median time per call with and without, the overhead per call in ms and their ratio, what
 the first call pays (it reads the folder once), and the memory the kept copies take.
 
+Then the kernel side of `%fuxi undo`: the Python tool in an in-process IPython shell
+whose namespace holds 200 names and a 100,000-row DataFrame, with and without the watch
+over the kernel's names, for code that only reads (`n = len(df)`) and code that changes
+the DataFrame in place (`df["z"] = 1`, which copies it first).
+
 Run: .venv/bin/python benchmarks/bench_checkpoints.py [--runs 5]
 """
 
@@ -73,6 +78,38 @@ def first_scan(root: Path) -> tuple[float, int]:
     return time.perf_counter() - started, history.memory_bytes
 
 
+def python_calls(runs: int) -> dict[str, tuple[float, float, int]]:
+    """Per code: (seconds with the names watch, without, bytes copied)."""
+    import numpy
+    import pandas
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from fuxi_notebook._internal.notebook.kernel.names import NameWatch
+    from fuxi_notebook._internal.notebook.kernel.python import PythonTool
+    from fuxi_notebook._internal.tools.base import ToolContext
+
+    shell = InteractiveShell.instance()
+    shell.user_ns.update({f"v{i}": list(range(10)) for i in range(200)})
+    shell.user_ns["df"] = pandas.DataFrame({"a": numpy.arange(100_000), "b": 1.5})
+    ctx = ToolContext(cwd=Path.cwd())
+    found = {}
+    for code in ("n = len(df)", 'df["z"] = 1'):
+        timings: dict[bool, list[float]] = {True: [], False: []}
+        copied = 0
+        for _ in range(runs * 20):
+            for watched in (False, True):
+                watch = NameWatch(shell.user_ns) if watched else None
+                tool = PythonTool(shell, watch)
+                started = time.perf_counter()
+                asyncio.run(tool.run({"code": code}, ctx))
+                timings[watched].append(time.perf_counter() - started)
+                if watch is not None:
+                    copied = watch.changes.copied_bytes
+        found[code] = (statistics.median(timings[True]), statistics.median(timings[False]),
+                       copied)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
@@ -95,6 +132,10 @@ def main() -> None:
           f"{with_ / without:.2f}")
     print(f"first call of a conversation (reads the folder once): {first * 1000:.1f} ms, "
           f"kept copies {memory / 1e6:.1f} MB")
+    for code, (watched, bare, copied) in python_calls(args.runs).items():
+        print(f"Python {code!r} (200 names, 100,000-row DataFrame): {watched * 1000:.2f} ms "
+              f"watched, {bare * 1000:.2f} ms not; overhead {(watched - bare) * 1000:.2f} ms, "
+              f"ratio {watched / bare:.2f}, copied {copied / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":

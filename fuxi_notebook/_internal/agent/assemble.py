@@ -42,7 +42,7 @@ UNDERSTOOD_EXTRA_ARGS = frozenset({"replay-user-messages"})
 
 def build_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | None = None,
                   conversation: Conversation | None = None, mcp: Any = None,
-                  project: Any = None) -> Session:
+                  project: Any = None, keep_changes: bool = False) -> Session:
     """A session for `options`, ready to run.
 
     Args:
@@ -53,6 +53,8 @@ def build_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | None = 
             client or kernel, starts and stops them; see agent/mcp_link.py).
         project: the project settings of `setting_sources` (None = read them now;
             see agent/project_link.py).
+        keep_changes: keep what the calls change in the working folders, in memory,
+            even without `enable_file_checkpointing` (the notebook's `%fuxi undo`).
 
     Raises ConfigurationError for options that cannot work, before anything runs.
     """
@@ -61,6 +63,8 @@ def build_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | None = 
                       project=project if project is not None else load_project(options),
                       conversation=conversation, mcp=mcp)
     _equip(session, extra_tools)
+    if session.checkpoints is None and keep_changes:
+        session.checkpoints = _checkpoints(session, memory=True)
     return session
 
 
@@ -92,16 +96,17 @@ def _equip(session: Session, extra_tools: list[Any] | None) -> None:
     session.builder = build_session
 
 
-def _checkpoints(session: Session) -> Any:
+def _checkpoints(session: Session, *, memory: bool = False) -> Any:
     """The file checkpoints `enable_file_checkpointing` asks for (kept on disk under the
-    user folder, per session, so a resumed session can still rewind), else None."""
-    if not session.options.enable_file_checkpointing:
+    user folder, per session, so a resumed session can still rewind), those in memory
+    `memory` asks for, else None."""
+    if not (memory or session.options.enable_file_checkpointing):
         return None
     from ..checkpoints.history import FileHistory
     from ..checkpoints.watch import FileCheckpoints
     from ..common.switches import config_dir
 
-    folder = config_dir() / "file-history" / session.id
+    folder = None if memory else config_dir() / "file-history" / session.id
     return FileCheckpoints(session.permissions.roots, FileHistory(folder))
 
 

@@ -143,9 +143,13 @@ class FileHistory:
         first: dict[str, Change] = {}
         for change in self.since(name):
             first.setdefault(change.path, change)
+        return self.rewind_changes(list(first.values()))
+
+    def rewind_changes(self, changes: list[Change]) -> Rewound:
+        """Each change's file back to its state before it (one change per file)."""
         done = Rewound()
-        for path, change in first.items():
-            self._restore(Path(path), change, done)
+        for change in changes:
+            self._restore(Path(change.path), change, done)
         return done
 
     def _restore(self, path: Path, change: Change, done: Rewound) -> None:

@@ -20,6 +20,7 @@ virtual environments, ...) are not scanned; symbolic links are not followed.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -121,6 +122,18 @@ class FileCheckpoints:
         if watch.scanned:
             changes.extend(self._scan(call=watch.call))
         return changes
+
+    def digest_now(self, path: Path) -> str:
+        """A file's content now, as a digest (not kept): ABSENT, or UNKNOWN when over the
+        file cap or unreadable."""
+        try:
+            if path.stat().st_size > self.limits.file_bytes:
+                return UNKNOWN
+            return hashlib.sha256(path.read_bytes()).hexdigest()
+        except FileNotFoundError:
+            return ABSENT
+        except OSError:
+            return UNKNOWN
 
     def _state(self, path: Path, call: str) -> Change:
         """A file's state now, as a change's `before` names it."""

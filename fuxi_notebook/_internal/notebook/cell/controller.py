@@ -42,6 +42,7 @@ from .conversations import ConversationPlan, Conversations
 from .identity import CellIdentity, NotebookIdentity
 from .live_cell import ALLOW_HINT, Approvals, LiveCell
 from .magic_args import CellArgs, MagicArgsError, parse_cell_line
+from .undo import UndoBook
 
 if TYPE_CHECKING:
     from ...tools.base import Declaration
@@ -93,6 +94,8 @@ class NotebookAgent:
         self.identity = NotebookIdentity(shell)
         self.conversations = Conversations(self.identity)
         self.session: Session | None = None
+        #: what each live agent cell changed, for `%fuxi undo`
+        self.undo = UndoBook(shell.user_ns)
         self.context = KernelContext(shell)
         self.mcp = KernelServers()
         #: the notebook as the browser has it, when the frontend extension answers
@@ -641,6 +644,7 @@ class NotebookAgent:
     async def _live(self, options: FuxiAgentOptions, cell: CellIdentity,
                     plan: ConversationPlan, args: CellArgs, body: str, renderer: Renderer,
                     notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
+        from ..kernel.names import NameWatch
         from ..kernel.tools import kernel_tools
 
         options.include_partial_messages = renderer.wants_partial
@@ -650,11 +654,14 @@ class NotebookAgent:
         options.can_use_tool = approvals.decide if approvals else None
         project = await self._project(options, renderer, ask=True)
         servers = await self._servers(args, project)
+        changes = self.undo.begin(cell.cell_id, body)
+        tools = kernel_tools(self.shell, names=NameWatch(self.shell.user_ns, changes.names))
         try:
-            session = _session(options, extra_tools=kernel_tools(self.shell),
-                               conversation=plan.conversation, mcp=servers, project=project)
+            session = _session(options, extra_tools=tools, conversation=plan.conversation,
+                               mcp=servers, project=project, keep_changes=True)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
+        self.undo.watch_files(changes, session.checkpoints)
         told = self._held_back_notes(session)
         self._guard(session)
         renderer.kind_of = session.kind  # cards and the view name each call's declared kind
@@ -665,6 +672,7 @@ class NotebookAgent:
         try:
             run = await live.play(body)
         finally:
+            self.undo.finish(changes)
             _tell(told)  # after the run: a live view's final outputs replace what was before
             problem = self._check(session, "during this cell")
             if live.record is not None:

@@ -237,6 +237,21 @@ class Conversations:
         self.current, self.last_cell, self.key = conversation, record.cell_id, key
         self.from_notebook = False
 
+    def rewind_before(self, cell_id: str) -> str:
+        """The next cell goes on from before cell `cell_id` (its parent, or anew); what
+        the cell says about it."""
+        remembered = self.records.get(cell_id)
+        if remembered is None:
+            return "the conversation was not rewound: this kernel has no record of the cell"
+        parent = remembered.record.parent
+        chain = self._chain_or_empty(parent)
+        if chain:
+            self.current, self.last_cell = self._rebuilt(chain), parent
+            self.from_notebook = False
+            return f"the next %%fuxi cell goes on from cell {parent}, before cell {cell_id}"
+        self.reset()
+        return "the next %%fuxi cell starts a new conversation (the cell began it)"
+
     def recorded(self, cell: CellIdentity) -> tuple[SessionRecord | None, str | None]:
         """The record this cell would replay (this kernel's newest, else the saved one),
         or why the saved one cannot be read."""

@@ -191,7 +191,7 @@ class FuxiMagics(Magics):
     def fuxi_line(self, line: str) -> Any:
         """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi models`; `%fuxi tools`;
         `%fuxi commands`; `%fuxi skills`; `%fuxi trust`; `%fuxi reset`;
-        `%fuxi config [options]`."""
+        `%fuxi undo [CELL] [--list] [--conversation]`; `%fuxi config [options]`."""
         words = shlex.split(line)
         agent = agent_for(self.shell)
         if not words:
@@ -214,19 +214,24 @@ class FuxiMagics(Magics):
             return _tools(agent)
         if words[0] in ("commands", "skills"):
             return _listing(agent, words[0])
+        if words[0] == "undo":
+            from .undo_command import undo_command
+
+            undo_command(agent, words[1:])
+            return None
         if words[0] == "trust":
             print(agent.ask_trust_again())
             agent.reseal()  # a change through fuxi's own command
             return None
         raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi sessions, "
                          "%fuxi models, %fuxi tools, %fuxi commands, %fuxi skills, "
-                         "%fuxi trust, %fuxi reset or %fuxi config [options] (see %%fuxi? "
-                         "for the options)")
+                         "%fuxi trust, %fuxi undo, %fuxi reset or %fuxi config [options] "
+                         "(see %%fuxi? for the options)")
 
 
 #: The `%fuxi` commands that change what later cells may do (or which conversation and
 #: consent they go on with): only the user's own text may run them.
-_POLICY_COMMANDS = frozenset({"config", "reset", "trust"})
+_POLICY_COMMANDS = frozenset({"config", "reset", "trust", "undo"})
 
 
 def _check_policy_command(shell: Any, agent: Any, line: str) -> None:

@@ -33,6 +33,7 @@ from ...tools.base import (
 )
 from ...tools.truncate import cap_head_tail, strip_ansi
 from .capture import Capture, FigureWatch, RenderedFigure, bundle_image, image_block, publish
+from .names import NameWatch
 from .values import short_repr
 
 __all__ = ["PythonTool"]
@@ -89,8 +90,10 @@ class PythonTool(DeclaredTool):
 
     kind = "execute"
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: Any, names: NameWatch | None = None) -> None:
         self.shell = shell
+        #: what the calls do to the kernel's names, for `%fuxi undo` (None: not kept)
+        self.names = names
         self.input_schema: dict[str, Any] = {
             "type": "object",
             "properties": {
@@ -111,12 +114,15 @@ class PythonTool(DeclaredTool):
             return ToolOutput(content=[_text_block(_syntax_error(exc))], is_error=True)
         capture = Capture(self.shell)
         figures = FigureWatch()
+        prior = self.names.before(code) if self.names is not None else None
         try:
             outcome = await _run_captured(self.shell, compiled, capture)
         except asyncio.CancelledError:  # what ran so far stays: say what it produced
             raise interrupted(_streams(capture)) from None
         finally:
             capture.republish()
+            if self.names is not None and prior is not None:
+                self.names.after(prior)
         rendered = figures.render(self.shell, MAX_IMAGES)
         return _report(self.shell, compiled, capture, outcome, rendered)
 

@@ -1,8 +1,8 @@
 """The kernel tools: the agent's hands inside the user's live Jupyter kernel.
 
 `kernel_tools(shell)` builds them for a session; the implementations live in sibling
-modules (`kernel_python`, `kernel_variables`, `kernel_inspect`, `kernel_notebook`) and
-`KernelContext` (in `kernel_context`) tells the agent what the user did between turns.
+modules (`python`, `variables`, `inspect`, `notebook`) and `KernelContext` (in
+`context`) tells the agent what the user did between turns.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ...tools.base import Tool
 from .context import KernelContext
 from .inspect import InspectTool
+from .names import NameWatch
 from .notebook import InsertCellTool, NotebookReadTool, notebook_path
 from .python import PythonTool
 from .variables import VariablesTool
@@ -31,10 +32,11 @@ __all__ = [
 ]
 
 
-def kernel_tools(shell: InteractiveShell) -> list[Tool]:
-    """Python, Variables, Inspect, NotebookRead and InsertCell, all bound to `shell`."""
+def kernel_tools(shell: InteractiveShell, *, names: NameWatch | None = None) -> list[Tool]:
+    """Python, Variables, Inspect, NotebookRead and InsertCell, all bound to `shell`;
+    `names` watches what the Python calls do to the kernel's names (`%fuxi undo`)."""
     return [
-        PythonTool(shell),
+        PythonTool(shell, names),
         VariablesTool(shell),
         InspectTool(shell),
         NotebookReadTool(shell),

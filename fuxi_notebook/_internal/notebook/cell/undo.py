@@ -1,0 +1,209 @@
+"""`%fuxi undo`: what each agent cell changed, and putting it back.
+
+Each live `%%fuxi` cell keeps what it changed, in this kernel's memory:
+- files, from the session's file checkpoints (checkpoints/: an edit tool's paths, the
+  working folders scanned around Bash and Python);
+- kernel names, from the Python tool's watch (kernel/names.py);
+- (with the conversation) where the next cell would have gone on from.
+
+Undoing is safe by construction: a file or a name is put back only if it is still as the
+cell left it. What changed since (a later cell, or the user) is kept as it is and named,
+so undoing never loses work; undo the later cell first to go further back. What could not
+be kept (a file over the size caps, an object without a cheap copy that the code may have
+changed) is named too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...checkpoints.history import ABSENT, UNKNOWN, Change
+from ...checkpoints.watch import FileCheckpoints
+from ..kernel.names import NameChanges, NameState, same
+
+__all__ = ["CellChanges", "UndoBook", "Undone"]
+
+_UNBOUND = object()
+
+
+@dataclass
+class CellChanges:
+    """One agent cell's changes (see the module docstring)."""
+
+    cell_id: str
+    label: str
+    names: NameChanges = field(default_factory=NameChanges)
+    files: FileCheckpoints | None = None
+    #: the file checkpoints' mark where the cell started
+    mark: str = ""
+    #: each changed file's state before the cell, and as the cell left it (a digest,
+    #: ABSENT or UNKNOWN)
+    file_states: dict[str, tuple[Change, str]] = field(default_factory=dict)
+    #: each changed name's state before the cell, and the object the cell left (or
+    #: _UNBOUND)
+    name_states: dict[str, tuple[NameState, Any]] = field(default_factory=dict)
+    #: names the code may have changed inside but that could not be copied, with why
+    not_kept: dict[str, str] = field(default_factory=dict)
+    undone: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.file_states or self.name_states or self.not_kept)
+
+    def lines(self) -> list[str]:
+        """What the cell changed, one line per file or name."""
+        lines = []
+        for path, (before, _after) in sorted(self.file_states.items()):
+            what = "created" if before.before == ABSENT else "changed"
+            if before.before == UNKNOWN:
+                what += " (over the size cap: cannot be undone)"
+            lines.append(f"file {path} {what}")
+        for name, (state, after) in sorted(self.name_states.items()):
+            what = ("created" if not state.bound else "deleted" if after is _UNBOUND
+                    else "changed inside" if after is state.value else "rebound")
+            lines.append(f"name {name} {what}")
+        for name, why in sorted(self.not_kept.items()):
+            lines.append(f"name {name} may have changed inside: cannot be undone ({why})")
+        return lines
+
+
+@dataclass
+class Undone:
+    """What one undo did, and what it left."""
+
+    restored: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        parts = [f"{len(self.restored)} restored"] + (
+            [f"{len(self.kept)} not undone"] if self.kept else [])
+        return ", ".join(parts)
+
+
+class UndoBook:
+    """This kernel's agent cells and their changes, oldest first."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.namespace = namespace
+        self.entries: list[CellChanges] = []
+
+    def begin(self, cell_id: str, prompt: str) -> CellChanges:
+        """A live agent cell starts: its changes are kept from here."""
+        label = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+        return CellChanges(cell_id, label[:60])
+
+    def watch_files(self, changes: CellChanges, checkpoints: FileCheckpoints | None) -> None:
+        """The session's file checkpoints are the cell's (marked where the cell starts)."""
+        changes.files = checkpoints
+        if checkpoints is not None:
+            changes.mark = f"cell {changes.cell_id} {len(self.entries)} {id(changes)}"
+            checkpoints.history.mark(changes.mark)
+
+    def finish(self, changes: CellChanges) -> None:
+        """The cell ended (also when interrupted): its changes as they stand now."""
+        self._settle_files(changes)
+        self._settle_names(changes)
+        if changes.empty:
+            return
+        self.entries = [e for e in self.entries if e.cell_id != changes.cell_id or e.undone]
+        self.entries.append(changes)
+
+    def _settle_files(self, changes: CellChanges) -> None:
+        checkpoints = changes.files
+        if checkpoints is None:
+            return
+        first: dict[str, Change] = {}
+        for change in checkpoints.history.since(changes.mark):
+            first.setdefault(change.path, change)
+        for path, before in first.items():
+            now = _file_state(Path(path), checkpoints)
+            if now != before.before or before.before == UNKNOWN:
+                changes.file_states[path] = (before, now)
+
+    def _settle_names(self, changes: CellChanges) -> None:
+        for name, state in changes.names.before.items():
+            after = self.namespace.get(name, _UNBOUND)
+            if state.bound and after is state.value:
+                if state.copied and same(after, state.copy):
+                    continue  # named, not changed
+                if not state.copied:
+                    if state.why:
+                        changes.not_kept[name] = state.why
+                    continue
+            elif not state.bound and after is _UNBOUND:
+                continue  # made and deleted within the cell
+            changes.name_states[name] = (state, after)
+
+    def find(self, cell_id: str | None) -> CellChanges | None:
+        """The newest not-undone entry of `cell_id` (None: the newest of all)."""
+        for entry in reversed(self.entries):
+            if not entry.undone and (cell_id is None or entry.cell_id == cell_id):
+                return entry
+        return None
+
+    def undo(self, entry: CellChanges) -> Undone:
+        """Put back what `entry` changed, where it is still as the cell left it."""
+        done = Undone()
+        for path, (before, after) in sorted(entry.file_states.items()):
+            self._undo_file(entry, Path(path), before, after, done)
+        for name, (state, after) in sorted(entry.name_states.items()):
+            self._undo_name(name, state, after, done)
+        done.kept.extend(f"name {name}: {why}" for name, why in sorted(entry.not_kept.items()))
+        entry.undone = True
+        return done
+
+    def _undo_file(self, entry: CellChanges, path: Path, before: Change, after: str,
+                   done: Undone) -> None:
+        checkpoints = entry.files
+        assert checkpoints is not None
+        if _file_state(path, checkpoints) != after:
+            done.kept.append(f"file {path}: changed since the cell (kept as it is)")
+            return
+        if before.before == UNKNOWN:
+            done.kept.append(f"file {path}: its earlier content ({before.size:,} bytes) was "
+                             "over the size cap")
+            return
+        rewound = checkpoints.history.rewind_changes([before])
+        if rewound.not_undone:
+            done.kept.extend(f"file {p}: {why}" for p, why in rewound.not_undone)
+        else:
+            done.restored.append(f"file {path}")
+
+    def _undo_name(self, name: str, state: NameState, after: Any, done: Undone) -> None:
+        if self.namespace.get(name, _UNBOUND) is not after:
+            done.kept.append(f"name {name}: rebound since the cell (kept as it is)")
+            return
+        if not state.bound:
+            self.namespace.pop(name, None)
+        elif state.copied:
+            self.namespace[name] = _restored_copy(state)
+        else:
+            self.namespace[name] = state.value
+        done.restored.append(f"name {name}")
+
+
+def _restored_copy(state: NameState) -> Any:
+    """The object as it was: changed back in place where its type allows (so other names
+    for it see the change too), else the copy itself."""
+    value, kept = state.value, state.copy
+    try:
+        if isinstance(value, list):
+            value[:] = kept
+            return value
+        if isinstance(value, dict | set):
+            value.clear()
+            value.update(kept)
+            return value
+        if isinstance(value, bytearray):
+            value[:] = kept
+            return value
+    except Exception:
+        pass
+    return kept
+
+
+def _file_state(path: Path, checkpoints: FileCheckpoints) -> str:
+    """A file's content now as a digest (ABSENT; UNKNOWN over the cap)."""
+    return checkpoints.digest_now(path)

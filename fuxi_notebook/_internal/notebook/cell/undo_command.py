@@ -1,0 +1,82 @@
+"""The `%fuxi undo [CELL] [--list] [--conversation]` line: what it accepts and shows.
+
+`%fuxi undo` undoes the newest agent cell of this kernel that changed something;
+`%fuxi undo CELL` that cell's newest run; `--list` shows what each cell changed (nothing
+is undone); `--conversation` also makes the next `%%fuxi` cell go on from before that
+cell, as `resume_session_at` does. The result is one folded line, its details below it.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ...sessions.text.markdown import escape_math
+from .undo import CellChanges, Undone
+
+__all__ = ["undo_command"]
+
+_USAGE = "%fuxi undo [CELL] [--list] [--conversation]"
+
+
+def undo_command(agent: Any, words: list[str]) -> None:
+    """Run `%fuxi undo ...` (`words`: what follows `undo`)."""
+    flags = {word for word in words if word.startswith("--")}
+    unknown = flags - {"--list", "--conversation"}
+    cells = [word for word in words if not word.startswith("--")]
+    if unknown or len(cells) > 1:
+        raise UsageError(f"%fuxi undo: {', '.join(sorted(unknown)) or 'one cell at most'}"
+                         f" is not understood; use {_USAGE}")
+    book = agent.undo
+    if "--list" in flags:
+        _show(*_listing(book.entries))
+        return
+    entry = book.find(cells[0] if cells else None)
+    if entry is None:
+        known = sorted({e.cell_id for e in book.entries if not e.undone})
+        where = (f"cell {cells[0]} has nothing to undo" if cells
+                 else "no agent cell of this kernel changed a file or a name")
+        raise UsageError(f"%fuxi undo: {where}" + (
+            f"; cells with changes: {', '.join(known)}" if known else "") + "; nothing changed")
+    done = book.undo(entry)
+    notes = []
+    if "--conversation" in flags:
+        notes.append(agent.conversations.rewind_before(entry.cell_id))
+    remembered = agent.conversations.records.get(entry.cell_id)
+    if remembered is not None:  # the cell's record says what was undone
+        remembered.volatile["undone"] = {"restored": done.restored, "kept": done.kept}
+    _show(*_result(entry, done, notes))
+
+
+def _result(entry: CellChanges, done: Undone, notes: list[str]) -> tuple[str, str]:
+    head = f"fuxi: undid cell {entry.cell_id}" + (
+        f" ({entry.label})" if entry.label else "") + f": {done.summary()}"
+    lines = ([f"restored {item}" for item in done.restored]
+             + [f"not undone: {item}" for item in done.kept] + notes)
+    return head, "\n".join(f"- {escape_math(line)}" for line in lines)
+
+
+def _listing(entries: list[CellChanges]) -> tuple[str, str]:
+    if not entries:
+        return "fuxi: no agent cell of this kernel changed a file or a name", ""
+    waiting = [e for e in entries if not e.undone]
+    head = (f"fuxi: {len(waiting)} agent cell(s) with changes to undo" if waiting
+            else "fuxi: every agent cell's changes are undone")
+    blocks = []
+    for entry in reversed(entries):  # newest first: what `%fuxi undo` takes next
+        state = " (undone)" if entry.undone else ""
+        blocks.append(f"- cell {entry.cell_id}{state}: {escape_math(entry.label)}")
+        blocks.extend(f"  - {escape_math(line)}" for line in entry.lines())
+    return head, "\n".join(blocks)
+
+
+def _show(head: str, details: str) -> None:
+    """One folded line (its details below it), as markdown, with a plain-text twin."""
+    from IPython.display import display
+
+    markdown = (f"<details><summary>{html.escape(head)}</summary>\n\n{details}\n\n"
+                "</details>" if details else escape_math(head))
+    plain = f"{head}\n{details}" if details else head
+    display({"text/markdown": markdown, "text/plain": plain}, raw=True)
