@@ -26,7 +26,11 @@ from .shell.policy import safe_assignments
 from .shell.reach import CommandReach, command_reach
 from .shell.sed import sed_problem
 
-__all__ = ["BashVerdict", "PathJudge", "judge_bash"]
+__all__ = ["BashVerdict", "PathJudge", "judge_bash", "part_rules"]
+
+#: commands a rule offered by "Always allow" never covers: they remove or destroy data
+_DESTRUCTIVE = frozenset({"rm", "rmdir", "shred", "unlink", "truncate", "dd", "mkfs",
+                          "wipefs"})
 
 _ACCEPT_EDITS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
 #: Flags that turn a harmless command into a writer or a code runner: a `*` rule for the
@@ -84,6 +88,38 @@ class PathJudge(Protocol):
     def allowed(self, facts: PathFacts, access: str) -> bool: ...
 
     def has_read_denies(self) -> bool: ...
+
+
+def part_rules(command: str) -> list[str] | None:
+    """What "Always allow" on `command` grants, when it is not one plain command: a rule
+    per part that a rule may cover (a compound `wc -c x && rm -rf old` offers
+    `Bash(wc -c x)`, never a rule for the removal); None: `command` is one simple command
+    that is not destructive (its exact rule stands). Every part is judged on its own
+    (`judge_bash`), so a rule for the whole compound text would approve nothing."""
+    analysis = analyse(command)
+    if analysis.problems:
+        return []  # not fully understood: no rule is offered
+    parts = [part for part in analysis.commands if not part.nested]
+    safe = [part for part in parts if _coverable(part)]
+    if len(analysis.commands) == 1 and len(safe) == 1:
+        return None
+    rules: list[str] = []
+    for part in safe:
+        rule = f"Bash({part.text.strip()})"
+        if rule not in rules:
+            rules.append(rule)
+    return rules
+
+
+def _coverable(part: SimpleCommand) -> bool:
+    """A part a standing rule may approve: known words, no code runner, no removal."""
+    inner = part.inner()
+    if not inner.argv or any(part.dynamic) or is_interpreter(part):
+        return False
+    name = inner.argv[0].rsplit("/", 1)[-1]
+    if name in _DESTRUCTIVE or (name == "find" and "-delete" in inner.argv):
+        return False
+    return not (name == "git" and inner.argv[1:2] == ("clean",))
 
 
 def judge_bash(command: str, *, base: Path, rules: dict[str, list[Rule]], paths: PathJudge,

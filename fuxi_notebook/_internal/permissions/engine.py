@@ -29,15 +29,18 @@ from ...options import (
     ToolPermissionContext,
 )
 from ..common import switches
+from ..common.rule_lists import joined_rules
 from ..common.switches import switch
 from ..tools.base import Declaration, always_allow_of, declaration_of
+from .bash import part_rules
 from .integrity import Watched
 from .judge import Judgement, RuleBook
 from .rules import Behavior, Rule, parse_rule, parse_rules
 from .settings import load_settings
 from .shell.analysis import SimpleCommand, kills_own_process
 
-__all__ = ["Decision", "PermissionEngine", "always_allow_rule", "check_mode"]
+__all__ = ["Decision", "PermissionEngine", "always_allow_rule", "always_allow_rules",
+           "check_mode"]
 
 Classifier = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
 
@@ -92,18 +95,30 @@ def _own_process() -> tuple[list[str], list[int]]:
     return lines, pids
 
 
-def always_allow_rule(declared: Declaration, tool_input: dict[str, Any], *,
-                      cwd: Path) -> str | None:
-    """The rule "Always allow" adds for this call, as the tool declares it, in the form an
-    approval records it (None: the declaration names no valid rule). A replay checks a
-    recorded "Always allow" against this, so a record cannot grant more than the call's
-    own tool would have offered."""
+def always_allow_rules(declared: Declaration, tool_input: dict[str, Any], *,
+                       cwd: Path) -> list[str]:
+    """The rules "Always allow" adds for this call, as the tool declares it (none: the
+    declaration names no valid rule). A Bash rule for a compound command becomes a rule
+    per part a rule may cover (`bash.part_rules`): never one for a removal."""
     rule = always_allow_of(declared, tool_input)
     try:
-        parse_rule(rule, "allow", cwd=cwd)
+        parsed = parse_rule(rule, "allow", cwd=cwd)
     except ConfigurationError:
-        return None
-    return str(PermissionRuleValue.from_text(rule))
+        return []
+    text = str(PermissionRuleValue.from_text(rule))
+    if parsed.tool == "Bash" and parsed.specifier:
+        parts = part_rules(parsed.specifier)
+        if parts is not None:
+            return parts
+    return [text]
+
+
+def always_allow_rule(declared: Declaration, tool_input: dict[str, Any], *,
+                      cwd: Path) -> str | None:
+    """`always_allow_rules` in the form an approval records them (None: none). A replay
+    checks a recorded "Always allow" against this, so a record cannot grant more than the
+    call's own tool would have offered."""
+    return joined_rules(always_allow_rules(declared, tool_input, cwd=cwd))
 
 
 class PermissionEngine:
@@ -118,6 +133,8 @@ class PermissionEngine:
         mode, as far as they apply (what needs trust was held back there)."""
         settings = load_settings(options.settings, cwd)
         sources = [settings, *(project.permissions if project is not None else [])]
+        #: the settings the rules come from, each with its origin (`%fuxi permissions`)
+        self.sources = sources
         self.mode = check_mode(options.permission_mode or settings.default_mode
                                or (project.mode if project is not None else None) or "default")
         self.cwd = cwd
@@ -278,12 +295,12 @@ class PermissionEngine:
 
     def suggestions(self, tool_name: str, tool_input: dict[str, Any]) -> list[PermissionUpdate]:
         """What "Always allow" adds for this call, as the tool declares it."""
-        rule = always_allow_rule(self.declared.get(tool_name)
-                                 or declaration_of(None, tool_name), tool_input, cwd=self.cwd)
-        if rule is None:
+        rules = always_allow_rules(self.declared.get(tool_name)
+                                   or declaration_of(None, tool_name), tool_input, cwd=self.cwd)
+        if not rules:
             return []  # a declaration that names no valid rule offers no "Always allow"
         return [PermissionUpdate(type="addRules", behavior="allow",
-                                 rules=[PermissionRuleValue.from_text(rule)],
+                                 rules=[PermissionRuleValue.from_text(r) for r in rules],
                                  destination="session")]
 
     def apply(self, updates: list[PermissionUpdate], *, remember: bool = True) -> None:

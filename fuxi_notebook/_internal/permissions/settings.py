@@ -35,6 +35,8 @@ class PermissionSettings:
     ask: list[str] = field(default_factory=list)
     default_mode: str | None = None
     directories: list[str] = field(default_factory=list)
+    #: where the rules come from, as `%fuxi permissions` names it (a file's path)
+    origin: str = ""
 
 
 def _read(source: str, cwd: Path) -> tuple[dict[str, Any], Path]:
@@ -93,4 +95,7 @@ def load_settings(source: str | None, cwd: Path) -> PermissionSettings:
     if not isinstance(data, dict):
         raise ConfigurationError(f"{where}: expected a JSON object")
     settings, _ = permissions_from(data.get("permissions", {}), root=root, where=where)
+    shown = source.strip()
+    settings.origin = ("options.settings (inline JSON)" if shown.startswith("{")
+                       else f"options.settings {shown}")
     return settings

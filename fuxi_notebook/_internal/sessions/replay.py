@@ -35,6 +35,7 @@ from ...options import (
     PermissionUpdate,
     ToolPermissionContext,
 )
+from ..common.rule_lists import split_rules
 from .record import ApprovalRecord, SessionRecord, json_safe, record_content
 from .text.transcript import input_summary, result_text
 
@@ -140,8 +141,8 @@ def _reapply(recorded: ApprovalRecord, tool_input: dict[str, Any]) -> Permission
     updated = {**tool_input, "answers": recorded.answers} if recorded.answers else None
     updates = None
     if recorded.decision == "always_allow" and recorded.rule:
-        rule = PermissionRuleValue.from_text(recorded.rule)
-        updates = [PermissionUpdate(type="addRules", behavior="allow", rules=[rule],
+        rules = [PermissionRuleValue.from_text(r) for r in split_rules(recorded.rule)]
+        updates = [PermissionUpdate(type="addRules", behavior="allow", rules=rules,
                                     destination="session")]
     return PermissionResultAllow(updated_input=updated, updated_permissions=updates)
 

@@ -212,7 +212,8 @@ def _build(reading: _Reading, trusted: bool | None) -> ProjectSettings:
         source_mode = ps.default_mode if full or ps.default_mode in NARROW_MODES else None
         permissions.append(replace(ps, allow=list(ps.allow) if full else [],
                                    directories=list(ps.directories) if full else [],
-                                   default_mode=source_mode))
+                                   default_mode=source_mode,
+                                   origin=f"{source.source} settings {source.path}"))
         if full:
             directories += [directory_of(source, d) for d in ps.directories]
             env.update(source.env)

@@ -23,6 +23,7 @@ from ...agent.loop.loop import run_prompt
 from ...agent.loop.run import Run
 from ...agent.session import Session
 from ...common.reminders import reminder
+from ...common.rule_lists import joined_rules
 from ...sessions.text.transcript import CONTEXT_TITLE
 from ..display.render import Renderer
 from .cellrun import CellStopped, FinalOutputs, FuxiRun, secrets, ticking
@@ -47,7 +48,7 @@ class Approvals:
         verdict, reason, updated = await self.renderer.ask(tool_name, tool_input, context)
         # "Always allow" adds what the tool declares (the engine's suggestion), nothing else
         updates = list(context.suggestions) if verdict == "always" else []
-        rule = next((str(r) for u in updates for r in u.rules or []), None)
+        rule = joined_rules([str(r) for u in updates for r in u.rules or []])
         answers = (updated or {}).get("answers") if self.kind_of(tool_name) == "ask" else None
         self.records.append({"tool_use_id": context.tool_use_id or "", "tool_name": tool_name,
                              "decision": {"always": "always_allow"}.get(verdict, verdict),

@@ -191,7 +191,8 @@ class FuxiMagics(Magics):
     def fuxi_line(self, line: str) -> Any:
         """`%fuxi` shows the session; `%fuxi sessions`; `%fuxi models`; `%fuxi tools`;
         `%fuxi commands`; `%fuxi skills`; `%fuxi trust`; `%fuxi reset`;
-        `%fuxi undo [CELL] [--list] [--conversation]`; `%fuxi config [options]`."""
+        `%fuxi undo [CELL] [--list] [--conversation]`; `%fuxi permissions [revoke N]`;
+        `%fuxi config [options]`."""
         words = shlex.split(line)
         agent = agent_for(self.shell)
         if not words:
@@ -214,8 +215,15 @@ class FuxiMagics(Magics):
             return _tools(agent)
         if words[0] in ("commands", "skills"):
             return _listing(agent, words[0])
+        if words[0] == "permissions":
+            if words[1:2] == ["revoke"]:
+                _check_policy_command(self.shell, agent, line)
+            from ..line.permissions import permissions_command
+
+            permissions_command(agent, words[1:])
+            return None
         if words[0] == "undo":
-            from .undo_command import undo_command
+            from ..line.undo import undo_command
 
             undo_command(agent, words[1:])
             return None
@@ -225,8 +233,8 @@ class FuxiMagics(Magics):
             return None
         raise UsageError(f"%fuxi: unknown command {words[0]!r}; use %fuxi, %fuxi sessions, "
                          "%fuxi models, %fuxi tools, %fuxi commands, %fuxi skills, "
-                         "%fuxi trust, %fuxi undo, %fuxi reset or %fuxi config [options] "
-                         "(see %%fuxi? for the options)")
+                         "%fuxi trust, %fuxi undo, %fuxi permissions, %fuxi reset or "
+                         "%fuxi config [options] (see %%fuxi? for the options)")
 
 
 #: The `%fuxi` commands that change what later cells may do (or which conversation and

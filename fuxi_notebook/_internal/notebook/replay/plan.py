@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ....errors import ConfigurationError
+from ...common.rule_lists import split_rules
 from ...sessions.record import ApprovalRecord, SessionRecord
 from ...tools.base import Declaration
 
@@ -202,5 +203,6 @@ def _approvals(record: SessionRecord, calls: list[PlannedCall], rule_of: RuleOf,
         decided[approval.tool_use_id] = approval
     planned = [PlannedCall(c.cell_id, c.tool_use_id, c.name, c.input, c.declared,
                            decided.get(c.tool_use_id)) for c in calls]
-    rules = [a.rule for a in decided.values() if a.decision == "always_allow" and a.rule]
+    rules = [rule for a in decided.values() if a.decision == "always_allow"
+             for rule in split_rules(a.rule)]
     return planned, rules

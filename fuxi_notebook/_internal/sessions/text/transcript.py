@@ -25,6 +25,7 @@ from typing import Any
 
 from ....types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
 from ...common.reminders import REMINDER_CLOSE, REMINDER_OPEN
+from ...common.rule_lists import split_rules
 from ..record import OUTPUT_REF, ApprovalRecord, ResultSummary, SessionRecord
 from .checklist import TASK_TOOLS, fold_task_steps, task_step, tasks_markdown, tasks_plain
 from .markdown import escape_math, fence, quote
@@ -438,10 +439,12 @@ def _approval_note(approval: ApprovalRecord, code: Callable[[str], str],
         verb = "answered" if approval.answers or (asks and approval.source == "user") else (
             _VERBS[approval.decision])
     note = f"{verb} {_WHO[approval.source]}"
-    if approval.rule and approval.source == "rule":
-        note += f" {code(approval.rule)}"
-    elif approval.rule:
-        note += f", rule {code(approval.rule)}"
+    granted = split_rules(approval.rule)
+    rules = ", ".join(code(rule) for rule in granted)
+    if rules and approval.source == "rule":
+        note += f" {rules}"
+    elif rules:
+        note += f", rule{'s' if len(granted) > 1 else ''} {rules}"
     return note + (f": {prose(approval.reason)}" if approval.reason else "")
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ...sessions.text.markdown import escape_math
-from .undo import CellChanges, Undone
+from ..cell.undo import CellChanges, Undone
 
 __all__ = ["undo_command"]
 

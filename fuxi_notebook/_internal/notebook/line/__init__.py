@@ -1,0 +1,2 @@
+"""The `%fuxi` line commands that have grown beyond a few lines: `undo` and `permissions`.
+"""
