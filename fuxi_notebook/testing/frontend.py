@@ -256,14 +256,22 @@ class NotebookFrontend:
             return
         self._comms.add(comm_id)
         self._comm(comm_id, {"event": "hello", "version": 1, "app": "JupyterLab",
-                             "app_version": "emulated", "path": self.path or ""})
+                             "app_version": "emulated", "path": self.path or "",
+                             "edits": 1})
 
     def _fuxi_request(self, body: dict[str, Any]) -> None:
         """The extension's answer to `{"request": "notebook"}`: the live document."""
         from .._internal.sessions.record import RECORD_MIME
 
         data = body.get("data") or {}
-        if data.get("request") != "notebook" or not isinstance(data.get("id"), int):
+        if not isinstance(data.get("id"), int):
+            return
+        if data.get("request") in _CHANGES:
+            result = _change(self.document, data)
+            if data["id"]:  # 0: a change nobody waits for (`%fuxi undo`)
+                self._comm(body["comm_id"], {"id": data["id"], "result": result})
+            return
+        if data.get("request") != "notebook":
             return
         cells = []
         for cell in self.document.cells if self.document is not None else []:
@@ -279,6 +287,50 @@ class NotebookFrontend:
     def _comm(self, comm_id: str, data: dict[str, Any]) -> None:
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id,
                                                                      "data": data}))
+
+
+#: the cell changes the extension makes when the kernel asks (the cell tools, undo)
+_CHANGES = frozenset({"edit_cell", "insert_cell", "delete_cell", "move_cell", "set_outputs"})
+
+
+def _change(document: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """What fuxi's frontend extension does with a change request (labextension's
+    notebook.ts): the cell is found by id; `expect` guards a cell changed meanwhile."""
+    import nbformat
+
+    cells = document.cells if document is not None else []
+    ids = [cell.get("id") for cell in cells]
+    request = data["request"]
+    if request == "insert_cell":
+        make = cast("Callable[[str], Any]", nbformat.v4.new_markdown_cell
+                    if data.get("cell_type") == "markdown" else nbformat.v4.new_code_cell)
+        new = make(str(data.get("source", "")))
+        if isinstance(data.get("cell_id"), str) and data["cell_id"] not in ids:
+            new["id"] = data["cell_id"]
+        if isinstance(data.get("index"), int):
+            at = max(0, min(data["index"], len(cells)))
+        else:
+            at = ids.index(data["after"]) + 1 if data.get("after") in ids else len(cells)
+        cells.insert(at, new)
+        return {"ok": True, "cell": new["id"]}
+    if data.get("cell") not in ids:
+        return {"error": f"no cell {data.get('cell')!r}"}
+    index = ids.index(data["cell"])
+    cell = cells[index]
+    if "expect" in data and cell.get("source") != data["expect"]:
+        return {"error": "the cell was changed meanwhile"}
+    if request == "edit_cell":
+        cell["source"] = str(data.get("source", ""))
+    elif request == "delete_cell":
+        del cells[index]
+        return {"ok": True, "deleted": {"id": cell.get("id"), "cell_type": cell["cell_type"],
+                                        "source": cell.get("source", "")}}
+    elif request == "move_cell":
+        cells.insert(max(0, min(int(data.get("to", 0)), len(cells) - 1)), cells.pop(index))
+    elif request == "set_outputs" and cell.get("cell_type") == "code":
+        to_node = cast("Callable[[dict[str, Any]], Any]", nbformat.from_dict)
+        cell["outputs"] = [to_node(o) for o in data.get("outputs") or []]
+    return {"ok": True}
 
 
 def _note_widget(card: Card, body: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 
+import { applyChange, CHANGES } from './changes';
 import { FuxiMode } from './mode';
 import { hasRecordOutput, mirrorRecord, rememberRecord } from './record';
 import { guarded, isObject, JSONObject, METADATA_KEY, pathMatch, warn } from './util';
@@ -242,7 +243,8 @@ export class NotebookState {
       version: PROTOCOL_VERSION,
       app,
       app_version: this.app.version,
-      path: this.path
+      path: this.path,
+      edits: 1
     });
   }
 
@@ -253,6 +255,12 @@ export class NotebookState {
     if (data.request === 'notebook') {
       if (typeof data.id === 'number' && Number.isInteger(data.id)) {
         send(comm, { id: data.id, notebook: this.snapshot() });
+      }
+    } else if (typeof data.request === 'string' && CHANGES.has(data.request)) {
+      // the cell tools and `%fuxi undo`; id 0: nobody waits for the answer
+      const result = applyChange(this.context.model, data);
+      if (typeof data.id === 'number' && Number.isInteger(data.id) && data.id > 0) {
+        send(comm, { id: data.id, result });
       }
     } else if (data.event === 'waiting') {
       if (typeof data.cell === 'string' && typeof data.kind === 'string') {

@@ -322,7 +322,8 @@ def test_the_comm_answers_with_the_live_notebook(open_file, request: pytest.Fixt
     nb.wait_done(2)
     hello, reply = answer["replies"][:2]
     assert hello == {"event": "hello", "version": 1, "app": "JupyterLab",
-                     "app_version": version("jupyterlab"), "path": name}
+                     "app_version": version("jupyterlab"), "path": name,
+                     "edits": 1}  # it changes cells when asked (the cell tools)
     assert answer["absolute"] == [hello]  # the notebook named by its absolute path answers
     assert answer["other"] == []  # a comm for another notebook is not answered
     assert len(answer["replies"]) == 2  # the malformed and unknown messages got no answer

@@ -517,11 +517,14 @@ class NotebookAgent:
         """Name (older names too) -> declaration of every tool a replayed cell with
         `settings` has, and its working directory. Raises ConfigurationError."""
         from ...models.scripted import ScriptedModel
+        from ..kernel.cells import CELL_TOOL_NAMES, recorded_cell_tools
         from ..kernel.tools import kernel_tools
 
         options = self._options_from(settings)
         options.model = ScriptedModel([])  # only the declarations are wanted: no client
-        session = _session(options, extra_tools=kernel_tools(self.shell))
+        # the cell tools too: a record may call them wherever it is replayed
+        session = _session(options, extra_tools=[*kernel_tools(self.shell), *(
+            recorded_cell_tools(set(CELL_TOOL_NAMES), self.live))])
         declared = dict(session.permissions.declared)
         for name in session.registry.names():
             for alias in getattr(session.registry.get(name), "aliases", ()):
@@ -593,7 +596,6 @@ class NotebookAgent:
                       plan: ConversationPlan, args: CellArgs, body: str, renderer: Renderer,
                       notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
         from ...models.replay import ReplayModel
-        from ..kernel.tools import kernel_tools
         from ..replay.run import ReplayCell, answer_from_record, recorded_mcp_tools
 
         record = replay.record
@@ -606,7 +608,7 @@ class NotebookAgent:
         conversation = plan.conversation
         before = (list(conversation.history), list(conversation.pending_results),
                   list(conversation.permission_updates))
-        tools = kernel_tools(self.shell) + recorded_mcp_tools(record)
+        tools = [*self._replay_kernel_tools(cell, record), *recorded_mcp_tools(record)]
         project = await self._project(options, renderer, ask=False)
         try:
             session = _session(options, extra_tools=tools, conversation=conversation,
@@ -655,7 +657,8 @@ class NotebookAgent:
         project = await self._project(options, renderer, ask=True)
         servers = await self._servers(args, project)
         changes = self.undo.begin(cell.cell_id, body)
-        tools = kernel_tools(self.shell, names=NameWatch(self.shell.user_ns, changes.names))
+        tools = kernel_tools(self.shell, names=NameWatch(self.shell.user_ns, changes.names),
+                             cells=self._cells(cell, changes))
         try:
             session = _session(options, extra_tools=tools, conversation=plan.conversation,
                                mcp=servers, project=project, keep_changes=True)
@@ -684,6 +687,32 @@ class NotebookAgent:
         if problem:
             raise UsageError(f"{problem}.")
         return run
+
+    def _replay_kernel_tools(self, cell: CellIdentity, record: SessionRecord) -> list[Any]:
+        """The kernel tools a replay offers: the cell tools where the extension changes
+        cells, else stand-ins answering from the record for those the record called."""
+        from ...sessions.replay import recorded_calls
+        from ..kernel.cells import recorded_cell_tools
+        from ..kernel.tools import kernel_tools
+        from .undo import CellChanges
+
+        cells = self._cells(cell, CellChanges(cell.cell_id, ""))
+        tools = kernel_tools(self.shell, cells=cells)
+        if cells is None:
+            called = {str(c.get("name")) for c in recorded_calls(record).values()}
+            tools += recorded_cell_tools(called, self.live)
+        return tools
+
+    def _cells(self, cell: CellIdentity, changes: Any) -> Any:
+        """What the cell tools need, when the frontend extension changes cells (None:
+        they are not offered); their changes join the cell's (`%fuxi undo`)."""
+        from ..kernel.cells import LiveCells
+
+        if not self.live.can_edit:
+            return None
+        cells = LiveCells(self.live, self.identity.raw_path(), cell.cell_id)
+        changes.cell_ops = cells.journal
+        return cells
 
     def _keep(self, session: Session, record: SessionRecord, outputs: list[Any],
               conversation: Any, key: tuple[Any, ...], volatile: dict[str, Any] | None

@@ -7,7 +7,8 @@ know), and everything falls back to the saved file. Each cell then asks for the 
 document: the cells in order with their ids, unsaved sources and the records the extension
 mirrored into their metadata, and which cells are queued. The extension is also told when
 a card waits in a cell (`waiting` / `answered`) so it can mark a tab whose card is
-off-screen.
+off-screen. An extension whose hello says `edits: 1` also changes cells when asked (the
+cell tools, kernel/cells.py): each request has an id and is answered with `result`.
 
 What comes back is checked for shape and size: a reply that is not a notebook is ignored
 (one note), never trusted further than the saved file would be.
@@ -90,6 +91,8 @@ class LiveNotebook:
         self._comm: Any = None
         self._hello: asyncio.Future[bool] | None = None
         self._replies: dict[int, asyncio.Future[Any]] = {}
+        #: the field of the answer each request waits for
+        self._keys: dict[int, str] = {}
         self._next_id = 0
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -130,6 +133,7 @@ class LiveNotebook:
         for future in self._replies.values():
             self._settle(future, None)
         self._replies.clear()
+        self._keys.clear()
 
     def _on_msg(self, msg: Mapping[str, Any]) -> None:
         data = ((msg.get("content") or {}).get("data")) if isinstance(msg, Mapping) else None
@@ -140,7 +144,8 @@ class LiveNotebook:
             self.state = "connected"
             self._settle(self._hello, True)
         elif isinstance(data.get("id"), int) and data["id"] in self._replies:
-            self._settle(self._replies.pop(data["id"]), data.get("notebook"))
+            key = self._keys.pop(data["id"], "notebook")
+            self._settle(self._replies.pop(data["id"]), data.get(key))
 
     async def connected(self, path: str | None) -> bool:
         """Whether the extension answers (asked once per kernel, waiting at most
@@ -155,19 +160,56 @@ class LiveNotebook:
                 self._close_comm()
         return self.state == "connected"
 
+    async def _ask(self, request: dict[str, Any], key: str) -> tuple[bool, Any]:
+        """Send a request with a fresh id; (answered, the answer's `key` field)."""
+        if self._comm is None or self._loop is None:
+            return False, None
+        self._next_id += 1
+        ask = self._next_id
+        future = self._replies[ask] = self._loop.create_future()
+        self._keys[ask] = key
+        try:
+            self._comm.send({**request, "id": ask})
+            return True, await asyncio.wait_for(future, self.reply_timeout)
+        except TimeoutError:
+            self._replies.pop(ask, None)
+            self._keys.pop(ask, None)
+            return False, None
+
+    @property
+    def can_edit(self) -> bool:
+        """Whether the extension changes cells when asked (its hello says `edits: 1`)."""
+        return self.state == "connected" and self.hello.get("edits") == 1
+
+    async def change(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Ask the extension to change the notebook (`edit_cell`, `insert_cell`,
+        `delete_cell`, `move_cell`, `set_outputs`); its answer, `{"ok": true, ...}` or
+        `{"error": why}` (also when it does not answer)."""
+        if not self.can_edit:
+            return {"error": "the notebook's frontend extension does not change cells"}
+        answered, reply = await self._ask(request, "result")
+        if not answered:
+            return {"error": f"the notebook did not answer within {self.reply_timeout:.0f} s"}
+        return dict(reply) if isinstance(reply, Mapping) else {
+            "error": "the notebook's answer was not understood"}
+
+    def change_later(self, request: dict[str, Any]) -> bool:
+        """Ask for a change without waiting for the answer (from a line magic, which
+        cannot wait: the frontend's answer is read after the line ends)."""
+        if not self.can_edit or self._comm is None:
+            return False
+        with contextlib.suppress(Exception):
+            self._comm.send({**request, "id": 0})
+            return True
+        return False
+
     async def document(self, path: str | None) -> LiveDocument | None:
         """The live notebook, or None (no extension, no answer in time, a bad answer)."""
         if not await self.connected(path) or self._comm is None or self._loop is None:
             return None
-        self._next_id += 1
-        ask = self._next_id
-        future = self._replies[ask] = self._loop.create_future()
         started = time.monotonic()
-        try:
-            self._comm.send({"request": "notebook", "id": ask})
-            raw = await asyncio.wait_for(future, self.reply_timeout)
-        except TimeoutError:
-            self._replies.pop(ask, None)
+        answered, raw = await self._ask({"request": "notebook"}, "notebook")
+        if not answered:
             self._note("the notebook extension did not answer within "
                        f"{time.monotonic() - started:.1f} s; using the saved file")
             return None

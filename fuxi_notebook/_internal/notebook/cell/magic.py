@@ -129,6 +129,14 @@ CELL_HELP = """Run the Fuxi agent on the cell's text, in this kernel.
         (nbclient, papermill) they are denied with a message saying how to allow them.
         The result is in `_fuxi`; the cell keeps a transcript and a session record.
 
+        Cell tools: in JupyterLab and Notebook 7 with the fuxi frontend extension the
+        agent can also edit, insert, delete, move and run the notebook's cells (EditCell,
+        InsertCell, DeleteCell, MoveCell, RunCell). In VS Code, nbclient, papermill and
+        terminal IPython they are not offered: there the kernel cannot change the
+        notebook (InsertCell then adds one cell below, when the cell ends). `%fuxi undo`
+        takes back what an agent cell changed (files, variables, cells); `%fuxi
+        permissions` lists the rules in force and revokes "Always allow" grants.
+
         Project settings: FUXI.md, `.fuxi/settings.json` (and `settings.local.json`), the
         commands in `.fuxi/commands/` (`/name args` as the prompt), skills and output
         styles of the working folder and of your own `~/.fuxi/`. What would run code or

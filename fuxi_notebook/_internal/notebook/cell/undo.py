@@ -21,6 +21,7 @@ from typing import Any
 
 from ...checkpoints.history import ABSENT, UNKNOWN, Change
 from ...checkpoints.watch import FileCheckpoints
+from ..kernel.cells import CellOp
 from ..kernel.names import NameChanges, NameState, same
 
 __all__ = ["CellChanges", "UndoBook", "Undone"]
@@ -46,11 +47,13 @@ class CellChanges:
     name_states: dict[str, tuple[NameState, Any]] = field(default_factory=dict)
     #: names the code may have changed inside but that could not be copied, with why
     not_kept: dict[str, str] = field(default_factory=dict)
+    #: what the cell tools did to the notebook's cells, in order
+    cell_ops: list[CellOp] = field(default_factory=list)
     undone: bool = False
 
     @property
     def empty(self) -> bool:
-        return not (self.file_states or self.name_states or self.not_kept)
+        return not (self.file_states or self.name_states or self.not_kept or self.cell_ops)
 
     def lines(self) -> list[str]:
         """What the cell changed, one line per file or name."""
@@ -66,6 +69,8 @@ class CellChanges:
             lines.append(f"name {name} {what}")
         for name, why in sorted(self.not_kept.items()):
             lines.append(f"name {name} may have changed inside: cannot be undone ({why})")
+        verbs = {"edit": "edited", "insert": "inserted", "delete": "deleted", "move": "moved"}
+        lines += [f"cell {op.cell} {verbs.get(op.kind, op.kind)}" for op in self.cell_ops]
         return lines
 
 
@@ -143,9 +148,12 @@ class UndoBook:
                 return entry
         return None
 
-    def undo(self, entry: CellChanges) -> Undone:
-        """Put back what `entry` changed, where it is still as the cell left it."""
+    def undo(self, entry: CellChanges, live: Any = None) -> Undone:
+        """Put back what `entry` changed, where it is still as the cell left it (`live`:
+        the notebook's comm, for the cells the cell tools changed)."""
         done = Undone()
+        for op in reversed(entry.cell_ops):
+            self._undo_cell(op, live, done)
         for path, (before, after) in sorted(entry.file_states.items()):
             self._undo_file(entry, Path(path), before, after, done)
         for name, (state, after) in sorted(entry.name_states.items()):
@@ -153,6 +161,15 @@ class UndoBook:
         done.kept.extend(f"name {name}: {why}" for name, why in sorted(entry.not_kept.items()))
         entry.undone = True
         return done
+
+    def _undo_cell(self, op: CellOp, live: Any, done: Undone) -> None:
+        request = _inverse(op)
+        if request is None or live is None or not live.change_later(request):
+            done.kept.append(f"cell {op.cell}: the notebook's frontend extension is not "
+                             "connected, so the cell change cannot be taken back")
+            return
+        done.restored.append(f"cell {op.cell} (asked the notebook: a cell you changed "
+                             "since is left as it is)")
 
     def _undo_file(self, entry: CellChanges, path: Path, before: Change, after: str,
                    done: Undone) -> None:
@@ -182,6 +199,23 @@ class UndoBook:
         else:
             self.namespace[name] = state.value
         done.restored.append(f"name {name}")
+
+
+def _inverse(op: CellOp) -> dict[str, Any] | None:
+    """The request that takes a cell change back; the frontend checks `expect`, so a cell
+    the user changed since is left as it is."""
+    if op.kind == "edit":
+        return {"request": "edit_cell", "cell": op.cell, "source": op.before,
+                "expect": op.after}
+    if op.kind == "insert":
+        return {"request": "delete_cell", "cell": op.cell, "expect": op.after}
+    if op.kind == "delete":
+        index, cell = op.before
+        return {"request": "insert_cell", "index": index, "cell_id": cell.get("id"),
+                "cell_type": cell.get("cell_type", "code"), "source": cell.get("source", "")}
+    if op.kind == "move":
+        return {"request": "move_cell", "cell": op.cell, "to": op.before}
+    return None
 
 
 def _restored_copy(state: NameState) -> Any:

@@ -30,6 +30,8 @@ def describe_call(tool_name: str, tool_input: dict[str, Any], cwd: Path | None =
         return _code(str(tool_input.get("code", "")), "python")
     if tool_name == "Edit":
         return _edit(tool_input, cwd)
+    if tool_name == "EditCell":
+        return _edit_cell(tool_input)
     if tool_name == "Write":
         return _write(tool_input, cwd)
     return _code(json.dumps(tool_input, indent=2, ensure_ascii=False), "json")
@@ -68,6 +70,14 @@ def _edit(tool_input: dict[str, Any], cwd: Path | None) -> str:
     every = " (every occurrence)" if tool_input.get("replace_all") else ""
     return (f"<div>edit <code>{html.escape(reveal(str(target)).text)}</code>{every}</div>"
             + _code(_diff(old, new), "diff"))
+
+
+def _edit_cell(tool_input: dict[str, Any]) -> str:
+    cell = html.escape(reveal(str(tool_input.get("cell_id", ""))).text)
+    old = str(tool_input.get("old_string", ""))
+    new = str(tool_input.get("new_string", ""))
+    what = "replace the source of" if not old else "edit"
+    return f"<div>{what} cell <code>{cell}</code></div>" + _code(_diff(old, new), "diff")
 
 
 def _write(tool_input: dict[str, Any], cwd: Path | None) -> str:

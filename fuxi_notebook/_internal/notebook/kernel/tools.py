@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...tools.base import Tool
+from .cells import LiveCells, cell_tools
 from .context import KernelContext
 from .inspect import InspectTool
 from .names import NameWatch
@@ -32,13 +33,15 @@ __all__ = [
 ]
 
 
-def kernel_tools(shell: InteractiveShell, *, names: NameWatch | None = None) -> list[Tool]:
+def kernel_tools(shell: InteractiveShell, *, names: NameWatch | None = None,
+                 cells: LiveCells | None = None) -> list[Tool]:
     """Python, Variables, Inspect, NotebookRead and InsertCell, all bound to `shell`;
-    `names` watches what the Python calls do to the kernel's names (`%fuxi undo`)."""
-    return [
-        PythonTool(shell, names),
-        VariablesTool(shell),
-        InspectTool(shell),
-        NotebookReadTool(shell),
-        InsertCellTool(shell),
-    ]
+    `names` watches what the Python calls do to the kernel's names (`%fuxi undo`); with
+    `cells` (a frontend extension that changes cells) the cell tools join, InsertCell in
+    its live form."""
+    python = PythonTool(shell, names)
+    tools: list[Tool] = [python, VariablesTool(shell), InspectTool(shell),
+                         NotebookReadTool(shell)]
+    if cells is None:
+        return [*tools, InsertCellTool(shell)]
+    return [*tools, *cell_tools(cells, python)]

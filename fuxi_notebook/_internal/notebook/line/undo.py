@@ -40,7 +40,7 @@ def undo_command(agent: Any, words: list[str]) -> None:
                  else "no agent cell of this kernel changed a file or a name")
         raise UsageError(f"%fuxi undo: {where}" + (
             f"; cells with changes: {', '.join(known)}" if known else "") + "; nothing changed")
-    done = book.undo(entry)
+    done = book.undo(entry, agent.live)
     notes = []
     if "--conversation" in flags:
         notes.append(agent.conversations.rewind_before(entry.cell_id))

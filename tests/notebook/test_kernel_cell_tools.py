@@ -1,0 +1,101 @@
+"""The cell tools in a real kernel, through the testing frontend that emulates the
+extension's `fuxi.notebook` comm (it changes its document as the extension changes the
+notebook): the agent edits, inserts, moves, runs and deletes cells by id; `%fuxi undo`
+takes the changes back; without the extension the tools are not offered."""
+
+from __future__ import annotations
+
+import pytest
+
+from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
+from fuxi_notebook.testing.frontend import NotebookFrontend
+
+from .kernel_harness import loaded_notebook
+from .test_kernel_sessions import _env, _errors
+
+ALLOW = "%%fuxi --permission-mode acceptEdits --allowed-tools RunCell,Python"
+
+
+@pytest.fixture
+def api():
+    with FakeMessagesServer() as server:
+        yield server
+
+
+def _sources(nb) -> dict[str, str]:
+    return {cell["id"]: cell["source"] for cell in nb.cells}
+
+
+def test_the_agent_edits_inserts_moves_runs_and_deletes_cells(tmp_path, api):
+    path, nb = loaded_notebook(tmp_path, "total = 1 + 1", "print('old note')",
+                               f"{ALLOW}\nwork on the notebook")
+    api.add(
+        Turn([tool_use("EditCell", {"cell_id": "c1", "old_string": "1 + 1",
+                                    "new_string": "40 + 2"})]),
+        Turn([tool_use("RunCell", {"cell_id": "c1"})]),
+        Turn([tool_use("InsertCell", {"code": "# Notes", "cell_type": "markdown",
+                                      "after_cell_id": "c1"})]),
+        Turn([tool_use("MoveCell", {"cell_id": "c2", "to_index": 1})]),
+        Turn([tool_use("DeleteCell", {"cell_id": "c2"})]),
+        Turn([tool_use("EditCell", {"cell_id": "c3", "old_string": "", "new_string": "x"})]),
+        Turn([text("Done.")]))
+    with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
+        frontend.open(nb, str(path))
+        statuses = [frontend.execute(cell) for cell in list(nb.cells)]
+        assert statuses == ["ok"] * 4, [_errors(c) for c in nb.cells]
+        results = [b for m in api.requests[-1]["messages"] if m["role"] == "user"
+                   for b in m["content"] if b.get("type") == "tool_result"]
+        assert [r.get("is_error", False) for r in results] == [False] * 5 + [True]
+        assert "running this agent" in str(results[-1]["content"])  # its own cell: never
+        sources = _sources(nb)
+        assert sources["c1"] == "total = 40 + 2" and "c2" not in sources
+        inserted = [cid for cid, src in sources.items() if src == "# Notes"]
+        assert len(inserted) == 1
+        check = nbformat_cell("print(total)")
+        assert frontend.execute(check) == "ok"
+        assert check.outputs[0]["text"] == "42\n"  # RunCell ran the edited source
+        # undo: the deletion, the move, the insertion and the edit are taken back
+        undo = nbformat_cell("%fuxi undo")
+        assert frontend.execute(undo) == "ok", _errors(undo)
+    assert _sources(nb)["c1"] == "total = 1 + 1"
+    assert _sources(nb)["c2"] == "print('old note')"
+    assert not any(src == "# Notes" for src in _sources(nb).values())
+
+
+def nbformat_cell(source: str):
+    import nbformat
+
+    return nbformat.v4.new_code_cell(source)
+
+
+def test_without_the_extension_the_cell_tools_are_not_offered(tmp_path, api):
+    path, nb = loaded_notebook(tmp_path, "%%fuxi\nhello")
+    api.add(Turn([text("hi")]))
+    with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path),
+                          extension=False) as frontend:
+        frontend.open(nb, str(path))
+        assert [frontend.execute(cell) for cell in nb.cells] == ["ok", "ok"]
+    offered = {tool["name"] for tool in api.requests[0]["tools"]}
+    assert "InsertCell" in offered and not offered & {"EditCell", "DeleteCell", "MoveCell",
+                                                       "RunCell"}
+
+
+def test_a_recorded_cell_edit_replays_from_the_record_without_the_extension(tmp_path, api):
+    path, nb = loaded_notebook(tmp_path, "total = 1 + 1", f"{ALLOW}\nfix the sum")
+    api.add(Turn([tool_use("EditCell", {"cell_id": "c1", "old_string": "1 + 1",
+                                        "new_string": "40 + 2"})]),
+            Turn([text("Fixed.")]))
+    with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
+        frontend.open(nb, str(path))
+        assert [frontend.execute(cell) for cell in list(nb.cells)] == ["ok"] * 3
+    assert _sources(nb)["c1"] == "total = 40 + 2"
+    import nbformat
+
+    nbformat.write(nb, path)  # saved, as the user saves it
+    live_requests = len(api.requests)
+    with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path, FUXI_REPLAY="strict"),
+                          flavor="nbclient") as frontend:
+        statuses = [frontend.execute(cell) for cell in list(nb.cells)]
+    assert statuses == ["ok"] * 3, [_errors(c) for c in nb.cells]
+    assert len(api.requests) == live_requests  # replayed: the model was not asked
+    assert _sources(nb)["c1"] == "total = 40 + 2"  # and the edit was not made again
