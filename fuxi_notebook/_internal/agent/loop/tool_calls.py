@@ -10,6 +10,7 @@ A denied call the model requests again gets a firmer answer, and then ends the r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
@@ -264,7 +265,8 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     finally:  # code the model wrote may have run in this process: the policy must be intact
         tampered = _tampered(run, call["name"]) if runs_code else None
         if watch is not None and session.checkpoints is not None:
-            session.checkpoints.after(watch)
+            with contextlib.suppress(OSError):  # a full disk must not cost the call its result
+                session.checkpoints.after(watch)
     if tampered is not None:
         error = tampered
     if error is not None:
@@ -290,7 +292,10 @@ def _watch(session: Any, call: dict[str, Any], tool_input: dict[str, Any]) -> An
         declared = session.permissions.declared.get(call["name"])
         reach = reach_of(declared, tool_input) if declared is not None else None
         writes = [session.tool_ctx.resolve(p) for p in (reach.writes if reach else ())]
-    return checkpoints.before(call["id"], kind, writes)
+    try:
+        return checkpoints.before(call["id"], kind, writes)
+    except OSError:  # the call runs; what it changes is not kept
+        return None
 
 
 def _paths_read(session: Any, name: str, tool_input: dict[str, Any]) -> tuple[str, ...]:
