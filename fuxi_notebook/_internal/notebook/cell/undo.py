@@ -123,7 +123,7 @@ class UndoBook:
         for change in checkpoints.history.since(changes.mark):
             first.setdefault(change.path, change)
         for path, before in first.items():
-            now = _file_state(Path(path), checkpoints)
+            now = checkpoints.digest_now(Path(path))
             if now != before.before or before.before == UNKNOWN:
                 changes.file_states[path] = (before, now)
 
@@ -175,7 +175,7 @@ class UndoBook:
                    done: Undone) -> None:
         checkpoints = entry.files
         assert checkpoints is not None
-        if _file_state(path, checkpoints) != after:
+        if checkpoints.digest_now(path) != after:
             done.kept.append(f"file {path}: changed since the cell (kept as it is)")
             return
         if before.before == UNKNOWN:
@@ -237,7 +237,3 @@ def _restored_copy(state: NameState) -> Any:
         pass
     return kept
 
-
-def _file_state(path: Path, checkpoints: FileCheckpoints) -> str:
-    """A file's content now as a digest (ABSENT; UNKNOWN over the cap)."""
-    return checkpoints.digest_now(path)

@@ -39,10 +39,11 @@ def permissions_command(agent: Any, words: list[str]) -> None:
         return
     if words:
         raise UsageError(f"%fuxi permissions: {words[0]!r} is not understood; use {_USAGE}")
-    _show_rows(agent, _rows(agent), "")
+    _show_rows(*_rows(agent), "")
 
 
-def _rows(agent: Any) -> list[_Row]:
+def _rows(agent: Any) -> tuple[list[_Row], str]:
+    """The rules in force, and the permission mode (from one probe session)."""
     session = agent.probe("permissions")
     options, engine = session.options, session.permissions
     rows = [_Row("allow", rule, "options (--allowed-tools, %fuxi config)")
@@ -54,7 +55,7 @@ def _rows(agent: Any) -> list[_Row]:
             rows += [_Row(behavior, rule, source.origin or "settings")
                      for rule in getattr(source, behavior)]
     rows += _granted(agent)
-    return rows
+    return rows, engine.mode
 
 
 def _granted(agent: Any) -> list[_Row]:
@@ -87,7 +88,7 @@ def _revoke(agent: Any, which: list[str]) -> None:
     agent.reseal()  # a change through fuxi's own command
     said = (f"fuxi: revoked {len(chosen)} rule(s) granted in this conversation; later cells "
             "ask again" if chosen else "fuxi: no rule was granted in this conversation")
-    _show_rows(agent, _rows(agent), said)
+    _show_rows(*_rows(agent), said)
 
 
 def _numbers(words: list[str], count: int) -> list[int]:
@@ -103,10 +104,9 @@ def _numbers(words: list[str], count: int) -> list[int]:
     return sorted(set(numbers))
 
 
-def _show_rows(agent: Any, rows: list[_Row], said: str) -> None:
+def _show_rows(rows: list[_Row], mode: str, said: str) -> None:
     from IPython.display import display
 
-    mode = agent.probe("permissions").permissions.mode
     head = said or f"fuxi: {len(rows)} rule(s) in force, permission mode {mode}"
     if not rows:
         display({"text/markdown": html.escape(head), "text/plain": head}, raw=True)
