@@ -97,6 +97,10 @@ class NotebookFrontend:
         self.kc: Any = None
         self.count = 0
         self.last_reply: dict[str, Any] = {}  # content of the last execute_reply
+        #: display id -> the executed cell showing it and its outputs: an
+        #: update_display_data from any cell updates it there (JupyterLab keeps each
+        #: cell's execution future until the cell runs again, for exactly that)
+        self._displays: dict[str, tuple[Any, _Outputs]] = {}
 
     def start(self) -> NotebookFrontend:
         self.km.start_kernel(env=self.env, cwd=self.cwd)
@@ -172,17 +176,31 @@ class NotebookFrontend:
             message["metadata"] = self._request_metadata(cell)
         self.kc.shell_channel.send(message)
         outputs = _Outputs()
+        self._displays = {key: shown for key, shown in self._displays.items()
+                          if shown[0] is not cell}  # its earlier outputs are gone
         self._pump(message["header"]["msg_id"], outputs, decide, timeout)
         status = self._reply(message["header"]["msg_id"], timeout)
         if counted:
             self.count += 1
             cell.execution_count = self.count
+        self._set_outputs(cell, outputs)
+        self._displays.update((key, (cell, outputs)) for key in outputs.ids)
+        return status
+
+    def _set_outputs(self, cell: Any, outputs: _Outputs) -> None:
         cell.outputs = outputs.cells()
         if self.extension:  # the extension copies a record output into the metadata
             from .._internal.sessions.cell_record import keep_in_metadata
 
             keep_in_metadata(cell, from_outputs=True)
-        return status
+
+    def _update_elsewhere(self, message: dict[str, Any]) -> None:
+        """An update_display_data for a display another (finished) cell shows."""
+        shown = self._displays.get((message["content"].get("transient") or {})
+                                   .get("display_id", ""))
+        if shown is not None:
+            shown[1].add(message)
+            self._set_outputs(*shown)
 
     def _pump(self, msg_id: str, outputs: _Outputs, decide: Decide | None,
               timeout: float) -> None:
@@ -205,6 +223,8 @@ class NotebookFrontend:
                 self._fuxi_request(body)
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
+            if kind == "update_display_data":
+                self._update_elsewhere(message)  # and here, if this cell shows it
             if kind == "status" and body["execution_state"] == "idle":
                 idle = True
             elif kind == "display_data" and "application/vnd.jupyter.widget-view+json" in (

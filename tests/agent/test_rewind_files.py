@@ -103,3 +103,29 @@ async def test_checkpoints_take_nothing_when_not_enabled(tmp_path: Path):
         assert client.session is not None and client.session.checkpoints is None
     echo = next(m for m in messages if isinstance(m, UserMessage))
     assert echo.content == "write"
+
+
+async def test_read_only_command_lines_are_not_scanned_around(tmp_path: Path, monkeypatch):
+    from fuxi_notebook._internal.checkpoints.watch import FileCheckpoints
+
+    scans: list[int] = []
+    files = FileCheckpoints._files
+
+    def counted(self):
+        scans.append(1)
+        return files(self)
+
+    monkeypatch.setattr(FileCheckpoints, "_files", counted)
+    (tmp_path / "table.csv").write_text("x\n1\n")
+    model = ScriptedModel([
+        [tool_use("Bash", {"command": "cat table.csv && wc -l table.csv | head -1"})],
+        [tool_use("Bash", {"command": "ls -la; grep -n x table.csv"})],
+        [tool_use("Bash", {"command": "cat table.csv > copy.csv"})],
+        [tool_use("Bash", {"command": "sort table.csv | tee sorted.csv"})],
+        [text("done")]])
+    async with FuxiSDKClient(_options(tmp_path, model)) as client:
+        messages = await _turn(client, "look, then copy")
+        results = [m for m in messages if isinstance(m, UserMessage)]
+        assert len(scans) == 4  # two calls that write, each scanned before and after
+        await client.rewind_files(results[1].uuid)  # after the reads, before the writes
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.csv"]

@@ -48,3 +48,11 @@ def test_the_agent_edits_inserts_and_runs_cells_and_undo_takes_it_back(
     nb.wait_output(3, "undid cell")
     nb.page.wait_for_function(f"() => ({SOURCES})()[1] === 'print(1 + 1)'", timeout=20_000)
     assert "## The answer" not in _sources(nb)
+    # what was undone is written into the agent cell's record (update_display_data)
+    nb.wait_output(2, "Undone by %fuxi undo")
+    nb.save()
+    saved = nbformat.read(str(nb.path), as_version=4).cells[2]
+    undone = saved.metadata["fuxi"]["volatile"]["undone"]  # the extension's mirror
+    assert undone["restored"][0].startswith("cell "), undone
+    record = [o for o in saved.outputs if "application/vnd.fuxi.session.v1+json" in o.data]
+    assert record[0].metadata["fuxi"]["undone"] == undone

@@ -150,3 +150,37 @@ def test_skipped_folders_and_links_are_not_followed(tmp_path: Path):
 
     _code(checkpoints, "c", work)
     assert history.changes == []
+
+
+def test_a_folder_over_the_file_cap_is_not_scanned_again_and_says_so(tmp_path: Path):
+    for number in range(12):
+        (tmp_path / f"f{number}.txt").write_text(str(number))
+    history = FileHistory()
+    checkpoints = FileCheckpoints([tmp_path], history, Limits(files=10))
+    assert checkpoints.before("c1", "execute") is None  # found out by the first scan
+    assert checkpoints.too_many_files and history.memory_bytes == 0
+    assert len(checkpoints.notes) == 1 and "more than 10 files" in checkpoints.notes[0]
+    assert "cannot be undone" in checkpoints.notes[0]
+    scans = []
+    checkpoints._files = lambda: scans.append(1)  # type: ignore[method-assign]
+    assert checkpoints.before("c2", "execute") is None and scans == []
+    watch = checkpoints.before("w", "edit", [tmp_path / "f1.txt"])  # Write/Edit still kept
+    assert watch is not None
+    (tmp_path / "f1.txt").write_text("changed")
+    assert len(checkpoints.after(watch)) == 1
+
+
+def test_a_call_that_makes_the_folder_too_big_forgets_its_baseline(tmp_path: Path):
+    (tmp_path / "a.txt").write_text("a")
+    history = FileHistory()
+    checkpoints = FileCheckpoints([tmp_path], history, Limits(files=5))
+    watch = checkpoints.before("c1", "execute")
+    assert watch is not None and history.memory_bytes == 1
+
+    def work() -> None:
+        for number in range(8):
+            (tmp_path / f"n{number}.txt").write_text("x")
+
+    work()
+    assert checkpoints.after(watch) == []
+    assert checkpoints.too_many_files and history.memory_bytes == 0 and checkpoints.notes

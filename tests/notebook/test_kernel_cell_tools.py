@@ -99,3 +99,33 @@ def test_a_recorded_cell_edit_replays_from_the_record_without_the_extension(tmp_
     assert statuses == ["ok"] * 3, [_errors(c) for c in nb.cells]
     assert len(api.requests) == live_requests  # replayed: the model was not asked
     assert _sources(nb)["c1"] == "total = 40 + 2"  # and the edit was not made again
+
+
+def test_a_cell_the_agent_runs_shows_what_it_would_show_run_by_hand(tmp_path, api):
+    """Streams, a display's full bundle (the DataFrame's HTML), the last value as an
+    execute_result, a figure, and an error as an error output: not the model's text."""
+    table = ("import pandas as pd\nimport matplotlib.pyplot as plt\n"
+             "print('rows:', 2)\ndisplay(pd.DataFrame({'x': [1, 2]}))\n"
+             "plt.plot([1, 2])\nplt.show()\n{'answer': 42}")
+    path, nb = loaded_notebook(tmp_path, table, "1 / 0",
+                               f"{ALLOW}\nrun both")
+    api.add(Turn([tool_use("RunCell", {"cell_id": "c1"})]),
+            Turn([tool_use("RunCell", {"cell_id": "c2"})]),
+            Turn([text("Ran them.")]))
+    with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
+        frontend.open(nb, str(path))
+        assert frontend.execute(nb.cells[0]) == "ok"
+        assert frontend.execute(nb.cells[3]) == "ok", _errors(nb.cells[3])
+    shown = nb.cells[1].outputs
+    assert [o["output_type"] for o in shown] == [
+        "stream", "display_data", "display_data", "execute_result"], shown
+    assert shown[0]["text"] == "rows: 2\n"
+    assert "<table" in shown[1]["data"]["text/html"]
+    assert "image/png" in shown[2]["data"]
+    assert shown[3]["data"]["text/plain"] == "{'answer': 42}"
+    error = nb.cells[2].outputs
+    assert [o["output_type"] for o in error] == ["error"]
+    assert error[0]["ename"] == "ZeroDivisionError" and error[0]["evalue"] == "division by zero"
+    results = [b for m in api.requests[-1]["messages"] if m["role"] == "user"
+               for b in m["content"] if b.get("type") == "tool_result"]
+    assert "rows: 2" in str(results[0]["content"]) and results[1].get("is_error") is True

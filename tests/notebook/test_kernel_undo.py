@@ -4,6 +4,8 @@ user changed since is kept, and what was over the cap is named."""
 
 from __future__ import annotations
 
+import pytest
+
 from fuxi_notebook.testing import Turn, text, tool_use
 
 ALLOWED = "--allowed-tools Python,Bash,Write --permission-mode acceptEdits"
@@ -110,3 +112,77 @@ def test_undo_is_refused_from_code_and_explains_bad_arguments(fresh):
     bad = fresh.run("%fuxi undo --everything")
     assert bad.status == "error" and "--everything is not understood" in (
         bad.reply["content"]["evalue"])
+
+
+@pytest.mark.parametrize("extension", [True, False], ids=["extension", "no-extension"])
+def test_what_was_undone_is_written_into_the_agent_cells_record(tmp_path, extension):
+    """The agent cell's record output is updated in place (its display id): its metadata
+    says what was undone, its transcript ends with one folded line; with the extension
+    the cell's metadata mirrors it. A headless replay of the saved notebook draws the
+    same outputs again (nbval)."""
+    import nbformat
+
+    from fuxi_notebook._internal.sessions.record import RECORD_MIME
+    from fuxi_notebook.testing import FakeMessagesServer
+    from fuxi_notebook.testing.frontend import NotebookFrontend
+
+    from .kernel_harness import loaded_notebook
+    from .test_kernel_sessions import _env, _errors
+
+    path, nb = loaded_notebook(tmp_path, "rows = [1, 2]", f"%%fuxi {ALLOWED}\nextend rows",
+                               "%fuxi undo")
+    with FakeMessagesServer() as api:
+        api.add(Turn([tool_use("Python", {"code": "rows.append(3)\nmade = 1"})]),
+                Turn([text("Extended.")]))
+        with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path),
+                              extension=extension) as frontend:
+            frontend.open(nb, str(path))
+            statuses = [frontend.execute(cell) for cell in nb.cells]
+            assert statuses == ["ok"] * 4, [_errors(c) for c in nb.cells]
+            check = nbformat.v4.new_code_cell("print(rows, 'made' in dir())")
+            assert frontend.execute(check) == "ok"
+            assert check.outputs[0]["text"] == "[1, 2] False\n"
+        agent = nb.cells[2]
+        record = next(o for o in agent.outputs if RECORD_MIME in o["data"])
+        undone = record["metadata"]["fuxi"]["undone"]
+        assert undone["restored"] == ["name made", "name rows"] and undone["kept"] == []
+        assert ("<summary>Undone by %fuxi undo: 2 restored</summary>"
+                in record["data"]["text/markdown"])
+        assert record["data"]["text/plain"].splitlines()[-3:] == [
+            "Undone by %fuxi undo: 2 restored", "  restored name made", "  restored name rows"]
+        mirrored = agent.metadata.get("fuxi", {}).get("volatile", {}).get("undone")
+        assert mirrored == (undone if extension else None)
+        nb.cells = nb.cells[:3]  # saved without the undo cell: a replay runs the agent cell
+        nbformat.write(nb, path)
+        saved = [o["data"] for o in agent.outputs]
+        replay = nbformat.read(path, as_version=4)
+        environment = _env(api, path, ANTHROPIC_API_KEY="", FUXI_REPLAY="strict")
+        with NotebookFrontend(cwd=str(tmp_path), env=environment, cell_ids=False) as headless:
+            assert [headless.execute(cell) for cell in replay.cells] == ["ok"] * 3
+        assert [o["data"] for o in replay.cells[2].outputs] == saved
+        assert len(api.requests) == 2
+
+
+def test_the_cell_says_what_undo_cannot_take_back_when_it_ends(api, tmp_path_factory):
+    from .kernel_harness import loaded_kernel
+
+    kernel = loaded_kernel(api, tmp_path_factory.mktemp("undo-tell"),
+                           FUXI_UNDO_MAX_FILE_MB="0.001")
+    try:
+        api.reset()
+        kernel.run("open('big.bin', 'wb').write(b'x' * 5000)\n"
+                   "class Model:\n    fitted = False\nmodel = Model()")
+        api.add(Turn([tool_use("Bash", {"command": "printf 'y' > big.bin"})]),
+                Turn([tool_use("Python", {"code": "model.fitted = True"})]),
+                Turn([text("Done.")]))
+        result = kernel.run(f"%%fuxi {ALLOWED}\noverwrite")
+        assert result.status == "ok", result.messages
+        said = result.stderr
+        assert "%fuxi undo cannot take back all this cell changed" in said, said
+        assert "big.bin: its earlier content (5,000 bytes) was over the size cap" in said
+        assert "name model: may have changed inside, and a Model has no cheap copy" in said
+        api.add(Turn([tool_use("Python", {"code": "x = 1"})]), Turn([text("ok")]))
+        quiet = kernel.run(f"%%fuxi {ALLOWED}\nsmall")
+        assert "cannot take back" not in quiet.stderr
+    finally:
+        kernel.close()

@@ -12,8 +12,12 @@
 
 Caps (environment, read when a conversation starts): a file over `FUXI_UNDO_MAX_FILE_MB`
 (default 5) is not kept, nor is anything past `FUXI_UNDO_MAX_KEPT_MB` (default 64) of
-kept copies, nor more than `FUXI_UNDO_MAX_FILES` (default 20,000) files scanned: a change
-to such a file is recorded as not undoable, and says so when undone. Folders that are
+kept copies: a change to such a file is recorded as not undoable, and says so when
+undone. Working folders holding more than `FUXI_UNDO_MAX_FILES` (default 20,000) files (a
+home folder, a dataset) are not scanned at all once a scan finds that out, so a call never
+pays for a scan that could not cover them: what code changes there is not undoable, and
+`notes` says so (the notebook cell shows it). A shell command line that the permission
+analysis finds read-only is not scanned around either (`reads_only`). Folders that are
 tools' caches or other repositories' data (`.git`, `node_modules`, `__pycache__`,
 virtual environments, ...) are not scanned; symbolic links are not followed.
 """
@@ -94,6 +98,8 @@ class FileCheckpoints:
         self._baseline: dict[str, _Seen] = {}
         #: what could not be watched (a folder over the file cap), each said once
         self.notes: list[str] = []
+        #: the working folders hold more files than the cap: code is not watched
+        self.too_many_files = False
 
     def before(self, call: str, kind: str, writes: Sequence[Path] = ()) -> Watch | None:
         """Take what the call may change (None: it changes no file)."""
@@ -103,9 +109,10 @@ class FileCheckpoints:
                 real = os.path.realpath(path)
                 watch.paths[real] = self._state(Path(real), call)
             return watch
-        if kind == "execute":
+        if kind == "execute" and not self.too_many_files:
             self._scan(call=None)
-            return Watch(call, scanned=True)
+            if not self.too_many_files:
+                return Watch(call, scanned=True)
         return None
 
     def after(self, watch: Watch) -> list[Change]:
@@ -164,6 +171,11 @@ class FileCheckpoints:
         changes: list[Change] = []
         baseline = self._baseline
         seen = self._files()
+        if seen is None:  # too many files: forget the baseline, scan no more
+            for kept in baseline.values():
+                self.history.release(kept.digest)
+            baseline.clear()
+            return changes
         for path, sig in seen.items():
             old = baseline.get(path)
             if old is not None and old.sig == sig:
@@ -187,8 +199,8 @@ class FileCheckpoints:
         self.history.record(change)
         return change
 
-    def _files(self) -> dict[str, _Sig]:
-        """Every regular file under the roots (not following links), up to the cap."""
+    def _files(self) -> dict[str, _Sig] | None:
+        """Every regular file under the roots (not following links); None past the cap."""
         found: dict[str, _Sig] = {}
         limit = self.limits.files
         stack = [str(root) for root in self.roots]
@@ -214,9 +226,13 @@ class FileCheckpoints:
                 if not S_ISREG(info.st_mode):
                     continue
                 if len(found) >= limit:
-                    self._note(f"the working folders hold more than {limit:,} files: "
-                               "changes code makes past them are not watched")
-                    return found
+                    roots = ", ".join(str(root) for root in self.roots)
+                    self._note(f"{roots} hold(s) more than {limit:,} files, too many to "
+                               "watch: what Bash and Python change there cannot be undone "
+                               "(FUXI_UNDO_MAX_FILES raises the cap; Write and Edit are "
+                               "still undoable)")
+                    self.too_many_files = True
+                    return None
                 found[entry.path] = (info.st_mtime_ns, info.st_size, info.st_ino,
                                      info.st_mode)
         return found

@@ -31,7 +31,7 @@ from ...options import (
 from ..common import switches
 from ..common.rule_lists import joined_rules
 from ..common.switches import switch
-from ..tools.base import Declaration, always_allow_of, declaration_of
+from ..tools.base import Declaration, always_allow_of, declaration_of, reach_of
 from .bash import part_rules
 from .integrity import Watched
 from .judge import Judgement, RuleBook
@@ -183,6 +183,19 @@ class PermissionEngine:
     def offered(self, tool_name: str) -> bool:
         """A bare deny rule removes the tool from what the model is offered."""
         return self.book.bare("deny", tool_name) is None
+
+    def reads_only(self, tool_name: str, tool_input: dict[str, Any], *,
+                   base: Path | None = None) -> bool:
+        """The call is a shell command line the analysis understands in full, every part
+        of it read-only inside the working directories (the set that runs without asking):
+        it changes no file, so file checkpoints need not scan around it."""
+        declared = self.declared.get(tool_name)
+        reach = reach_of(declared, tool_input) if declared is not None else None
+        if reach is None or reach.command is None:
+            return False
+        judged = self.book.judge(tool_name, declared, tool_input, cwd=self.cwd,
+                                 base=base or self.cwd, refuse=self._refuse)
+        return judged.deny is None and judged.safe and not judged.soft_ask
 
     def _refuse(self, cmd: SimpleCommand) -> str | None:
         lines, pids = self._own

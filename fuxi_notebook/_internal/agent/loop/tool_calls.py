@@ -287,6 +287,9 @@ def _watch(session: Any, call: dict[str, Any], tool_input: dict[str, Any]) -> An
     if checkpoints is None:
         return None
     kind = session.kind(call["name"]) or "execute"
+    if kind == "execute" and session.permissions.reads_only(
+            call["name"], tool_input, base=session.tool_ctx.shell_cwd or session.cwd):
+        return None  # a read-only command line: nothing to scan for
     writes: list[Any] = []
     if kind == "edit":
         declared = session.permissions.declared.get(call["name"])

@@ -59,6 +59,9 @@ class FinalOutputs:
     segments: list[tuple[dict[str, Any], dict[str, Any], str | None]]
     notes: list[str] = field(default_factory=list)
     published: PublishedOutputs | None = None
+    #: the record output is shown with this display id, so a later cell (`%fuxi undo`)
+    #: can update it in place (None: not updatable, as in a terminal)
+    display_id: str | None = None
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -69,7 +72,15 @@ class FinalOutputs:
         """The notes kept in the record output's metadata."""
         data, metadata, _ = self.segments[-1]
         last = (data, with_notes(metadata, self.notes), None)
-        return FinalOutputs([*self.segments[:-1], last], self.notes, self.published)
+        return FinalOutputs([*self.segments[:-1], last], self.notes, self.published,
+                            self.display_id)
+
+    def record_output(self) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+        """(display id, data, metadata) of the record output as shown, or None."""
+        if self.display_id is None:
+            return None
+        data, metadata, _ = self.segments[-1]
+        return self.display_id, data, metadata
 
 
 @dataclass

@@ -676,6 +676,9 @@ class NotebookAgent:
             run = await live.play(body)
         finally:
             self.undo.finish(changes)
+            changes.record = live.record
+            changes.shown = live.final.record_output() if live.final else None
+            told = [*told, *self._not_undoable(changes)]
             _tell(told)  # after the run: a live view's final outputs replace what was before
             problem = self._check(session, "during this cell")
             if live.record is not None:
@@ -687,6 +690,25 @@ class NotebookAgent:
         if problem:
             raise UsageError(f"{problem}.")
         return run
+
+    def _not_undoable(self, changes: Any) -> list[str]:
+        """What `%fuxi undo` could not take back of this cell, said when the cell ends
+        (a folder too big to watch once per conversation)."""
+        from ...sessions.redact import redact
+
+        lines = changes.cannot_undo()
+        checkpoints = changes.files
+        if checkpoints is not None:
+            lines += [n for n in checkpoints.notes if n not in self.undo.told]
+            self.undo.told.update(checkpoints.notes)
+        if not lines:
+            return []
+        shown = lines[:_NOT_UNDOABLE_SHOWN] + ([
+            f"and {len(lines) - _NOT_UNDOABLE_SHOWN} more (%fuxi undo --list)"]
+            if len(lines) > _NOT_UNDOABLE_SHOWN else [])
+        text = "%fuxi undo cannot take back all this cell changed:\n" + "\n".join(
+            f"  - {line}" for line in shown)
+        return [str(redact(text, secrets=secrets()))]
 
     def _replay_kernel_tools(self, cell: CellIdentity, record: SessionRecord) -> list[Any]:
         """The kernel tools a replay offers: the cell tools where the extension changes
@@ -806,6 +828,10 @@ def _session(options: FuxiAgentOptions, **kwargs: Any) -> Session:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CanUseToolShadowedWarning)
         return build_session(options, **kwargs)
+
+
+#: lines naming what cannot be undone, at most, when a cell ends
+_NOT_UNDOABLE_SHOWN = 5
 
 
 def _tell(notes: list[str]) -> None:

@@ -8,6 +8,7 @@ partial run and re-raises (as a one-line `CellStopped`), so queued cells are abo
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -151,7 +152,8 @@ class LiveCell:
             shown_outputs=self.published.counts(),
             cell_cost_usd=self.session.usage.cost_since(self.run.usage_at_start))
         segments = _replacing(segments, self.replaces)
-        self.final = FinalOutputs(segments, self.notes, self.published).with_notes()
+        self.final = FinalOutputs(segments, self.notes, self.published,
+                                  f"fuxi-record-{uuid.uuid4().hex}").with_notes()
         self.record = record
         self.renderer.finish(self.final)
         self.last_run = FuxiRun(result=self.result, record=record, cell_id=self.cell_id)

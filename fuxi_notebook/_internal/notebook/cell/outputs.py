@@ -31,7 +31,7 @@ from ...sessions.record import build_record, record_to_output
 from ...sessions.text.transcript import transcript_segments
 from ..display.spend import cell_cost, spend_words
 
-__all__ = ["Bundle", "final_outputs", "record_outputs", "saved_bundle"]
+__all__ = ["Bundle", "final_outputs", "record_outputs", "saved_bundle", "with_undone"]
 
 #: One output: (data, metadata, the tool_use id whose outputs follow it, or None)
 Bundle = tuple[dict[str, Any], dict[str, Any], str | None]
@@ -93,9 +93,60 @@ def record_outputs(record: Any, volatile: dict[str, Any], *,
     bundles: list[Bundle] = [({"text/markdown": s.markdown, "text/plain": s.text}, {},
                               s.outputs_of) for s in segments[:-1]]
     last = segments[-1]
-    bundles.append(({**data, "text/markdown": last.markdown, "text/plain": last.text},
-                    metadata, None))
+    markdown, plain = last.markdown, last.text
+    undone = metadata["fuxi"].get("undone")
+    if isinstance(undone, Mapping):
+        markdown, plain = _with_undone_line(markdown, plain, undone)
+    bundles.append(({**data, "text/markdown": markdown, "text/plain": plain}, metadata, None))
     return bundles
+
+
+def with_undone(data: Mapping[str, Any], metadata: Mapping[str, Any],
+                undone: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A record output as shown, once `%fuxi undo` took its cell's changes back: `undone`
+    (redacted, each list capped) under `fuxi.undone`, and the folded line `record_outputs`
+    draws from it, so a replay that keeps the saved metadata draws the same output."""
+    from ...sessions.redact import redact
+    from .cellrun import secrets
+
+    kept = redact({key: (_capped(value) if isinstance(value, list) else value)
+                   for key, value in undone.items()}, secrets=secrets())
+    fuxi = {**dict(metadata.get("fuxi") or {}), "undone": kept}
+    markdown = str(data.get("text/markdown", ""))
+    plain = str(data.get("text/plain", ""))
+    markdown, plain = _with_undone_line(markdown, plain, kept)
+    return ({**data, "text/markdown": markdown, "text/plain": plain},
+            {**dict(metadata), "fuxi": fuxi})
+
+
+#: items of each list `fuxi.undone` keeps, at most
+UNDONE_ITEMS = 40
+
+
+def _capped(items: list[Any]) -> list[Any]:
+    if len(items) <= UNDONE_ITEMS:
+        return list(items)
+    return [*items[:UNDONE_ITEMS], f"... and {len(items) - UNDONE_ITEMS} more"]
+
+
+def _with_undone_line(markdown: str, plain: str,
+                      undone: Mapping[str, Any]) -> tuple[str, str]:
+    """The transcript's end, with one folded line saying what `%fuxi undo` took back."""
+    import html
+
+    from ...sessions.text.markdown import escape_math
+
+    restored = [str(item) for item in undone.get("restored") or ()]
+    kept = [str(item) for item in undone.get("kept") or ()]
+    head = f"Undone by %fuxi undo: {len(restored)} restored" + (
+        f", {len(kept)} not undone" if kept else "")
+    lines = ([f"restored {item}" for item in restored]
+             + [f"not undone: {item}" for item in kept])
+    details = "\n".join(f"- {escape_math(line)}" for line in lines)
+    folded = (f"<details><summary>{html.escape(head)}</summary>\n\n{details}\n\n</details>"
+              if details else escape_math(head))
+    return (f"{markdown}\n\n{folded}",
+            "\n".join([plain, head, *(f"  {line}" for line in lines)]))
 
 
 def saved_bundle(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -50,10 +50,24 @@ class CellChanges:
     #: what the cell tools did to the notebook's cells, in order
     cell_ops: list[CellOp] = field(default_factory=list)
     undone: bool = False
+    #: the record the cell's run left, and its output as shown (display id, data,
+    #: metadata): undoing writes what was undone into it
+    record: Any = None
+    shown: tuple[str, dict[str, Any], dict[str, Any]] | None = None
 
     @property
     def empty(self) -> bool:
         return not (self.file_states or self.name_states or self.not_kept or self.cell_ops)
+
+    def cannot_undo(self) -> list[str]:
+        """What of the cell's changes `%fuxi undo` could not take back, one line each."""
+        lines = [f"file {path}: its earlier content ({before.size:,} bytes) was over the "
+                 "size cap (FUXI_UNDO_MAX_FILE_MB, FUXI_UNDO_MAX_KEPT_MB)"
+                 for path, (before, _after) in sorted(self.file_states.items())
+                 if before.before == UNKNOWN]
+        lines += [f"name {name}: may have changed inside, and {why}"
+                  for name, why in sorted(self.not_kept.items())]
+        return lines
 
     def lines(self) -> list[str]:
         """What the cell changed, one line per file or name."""
@@ -93,6 +107,8 @@ class UndoBook:
     def __init__(self, namespace: dict[str, Any]) -> None:
         self.namespace = namespace
         self.entries: list[CellChanges] = []
+        #: the file checkpoints' notes said already (each once per kernel)
+        self.told: set[str] = set()
 
     def begin(self, cell_id: str, prompt: str) -> CellChanges:
         """A live agent cell starts: its changes are kept from here."""

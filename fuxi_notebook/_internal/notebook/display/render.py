@@ -107,10 +107,14 @@ def show_final(final: FinalOutputs, *, republish: bool) -> None:
     it ends with; outputs of no call in the transcript come before the last segment."""
     published = final.published if republish else None
     following = {of for _, _, of in final.segments if of}
+    last = len(final.segments) - 1
     for index, (data, metadata, of) in enumerate(final.segments):
-        if published is not None and index == len(final.segments) - 1:
+        if published is not None and index == last:
             published.publish([o for o in published.outputs if o["call"] not in following])
-        display(data, raw=True, metadata=metadata)
+        if index == last and final.display_id is not None:
+            display(data, raw=True, metadata=metadata, display_id=final.display_id)
+        else:
+            display(data, raw=True, metadata=metadata)
         if published is not None and of:
             published.publish(published.of(of))
 
@@ -506,6 +510,7 @@ class TextRenderer(_Kinds):
     def finish(self, final: FinalOutputs) -> None:
         if self._open_text:
             self._write("\n")
+        final.display_id = None  # a terminal cannot update what it printed
         show_final(final, republish=False)  # what the tools showed is already on screen
 
     def close(self) -> None:

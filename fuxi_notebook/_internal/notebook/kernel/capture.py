@@ -145,18 +145,9 @@ class Capture:
     def republish(self) -> None:
         """Show the user, in this cell, what the code displayed: redacted (the cell is
         saved in the notebook) and within the size caps (the notebook must stay usable)."""
-        budget = MAX_CALL_DISPLAY_BYTES
+        budget = [MAX_CALL_DISPLAY_BYTES]
         for output in list(self.displays.outputs):
-            data = safe_bundle(output["data"])
-            size = bundle_bytes(data)
-            if size > MAX_DISPLAY_BYTES or size > budget:
-                why = (f"over the {MAX_DISPLAY_BYTES // 1000} KB limit for one display"
-                       if size > MAX_DISPLAY_BYTES else "this call's displays reached the "
-                       f"{MAX_CALL_DISPLAY_BYTES // 1_000_000} MB limit")
-                data = {"text/plain": f"[a display of {size // 1000} KB was not shown in the "
-                                      f"cell: {why}]"}
-            else:
-                budget -= size
+            data = capped_bundle(safe_bundle(output["data"]), budget)
             publish(self.shell, data, output.get("metadata"),
                     transient=output.get("transient"), update=bool(output.get("update")))
 
@@ -343,6 +334,19 @@ def _render_png(figure: Any) -> RenderedFigure:
     except Exception as exc:
         return RenderedFigure(figure, None, f"{type(exc).__name__}: {exc}")
     return RenderedFigure(figure, base64.b64encode(buffer.getvalue()).decode("ascii"))
+
+
+def capped_bundle(data: dict[str, Any], budget: list[int]) -> dict[str, Any]:
+    """`data`, or one line in its place when it is over the limit for one display or
+    over what is left of the call's `budget` (`[bytes]`, spent here)."""
+    size = bundle_bytes(data)
+    if size <= MAX_DISPLAY_BYTES and size <= budget[0]:
+        budget[0] -= size
+        return data
+    why = (f"over the {MAX_DISPLAY_BYTES // 1000} KB limit for one display"
+           if size > MAX_DISPLAY_BYTES else "this call's displays reached the "
+           f"{MAX_CALL_DISPLAY_BYTES // 1_000_000} MB limit")
+    return {"text/plain": f"[a display of {size // 1000} KB was not shown in the cell: {why}]"}
 
 
 def safe_bundle(data: dict[str, Any]) -> dict[str, Any]:

@@ -194,33 +194,15 @@ class RunCellTool(DeclaredTool):
                             "cells run.")
         if cell["source"].lstrip().startswith("%%fuxi"):
             raise ToolError("That is an agent (%%fuxi) cell: an agent cannot run another.")
-        output: ToolOutput = await self.python.run({"code": cell["source"]}, ctx)
-        with_outputs = {"request": "set_outputs", "cell": cell["id"],
-                        "outputs": _notebook_outputs(output)}
+        ran: tuple[ToolOutput, list[dict[str, Any]]] = await self.python.run_as_cell(
+            cell["source"])
+        output, outputs = ran
+        with_outputs = {"request": "set_outputs", "cell": cell["id"], "outputs": outputs}
         answer = await self.cells.live.change(with_outputs)
         if "error" in answer:
             output.content = _appended(output.content, f"(The outputs could not be shown in "
                                                         f"the cell: {answer['error']}.)")
         return output
-
-
-def _notebook_outputs(output: ToolOutput) -> list[dict[str, Any]]:
-    """The tool's output as nbformat outputs for the cell (text as a stream, images as
-    displays)."""
-    blocks = output.content if isinstance(output.content, list) else [
-        {"type": "text", "text": output.content}]
-    found: list[dict[str, Any]] = []
-    for block in blocks:
-        if block.get("type") == "text" and block.get("text"):
-            found.append({"output_type": "stream", "name": "stderr" if output.is_error
-                          else "stdout", "text": block["text"]})
-        elif block.get("type") == "image":
-            given = block.get("source")
-            source: dict[str, Any] = given if isinstance(given, dict) else {}
-            if source.get("type") == "base64":
-                found.append({"output_type": "display_data", "metadata": {},
-                              "data": {source.get("media_type", "image/png"): source["data"]}})
-    return found
 
 
 def _appended(content: Any, note: str) -> Any:

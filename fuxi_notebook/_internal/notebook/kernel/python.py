@@ -105,13 +105,25 @@ class PythonTool(DeclaredTool):
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Compile, run with output captured, and report; interrupts become cancellation."""
-        code = input["code"]
+        output, _ = await self._run(input["code"], as_cell=False)
+        return output
+
+    async def run_as_cell(self, code: str) -> tuple[ToolOutput, list[dict[str, Any]]]:
+        """Run a notebook cell's source: the report for the model, and the nbformat
+        outputs the cell shows, as if the user had run it (cell_outputs.py)."""
+        return await self._run(code, as_cell=True)
+
+    async def _run(self, code: str, *, as_cell: bool
+                   ) -> tuple[ToolOutput, list[dict[str, Any]]]:
         if code.lstrip().startswith("%%fuxi"):
             raise ToolError("The Python tool cannot start another agent (`%%fuxi`) cell.")
         try:
             compiled = compile_code(self.shell, code)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            return ToolOutput(content=[_text_block(_syntax_error(exc))], is_error=True)
+            text = _syntax_error(exc)
+            return ToolOutput(content=[_text_block(text)], is_error=True), [
+                {"output_type": "error", "ename": type(exc).__name__, "evalue": str(exc),
+                 "traceback": text.split("\n")}]
         capture = Capture(self.shell)
         figures = FigureWatch()
         prior = self.names.before(code) if self.names is not None else None
@@ -124,7 +136,17 @@ class PythonTool(DeclaredTool):
             if self.names is not None and prior is not None:
                 self.names.after(prior)
         rendered = figures.render(self.shell, MAX_IMAGES)
-        return _report(self.shell, compiled, capture, outcome, rendered)
+        report = _report(self.shell, compiled, capture, outcome, rendered)
+        if not as_cell:
+            return report, []
+        from .cell_outputs import cell_outputs
+
+        error = outcome.error
+        return report, cell_outputs(
+            self.shell, capture, value=outcome.value,
+            show_value=compiled.last is not None and not compiled.quiet and error is None,
+            error=error, traceback_text=format_error(error) if error is not None else "",
+            figures=rendered, stream_chars=MAX_SECTION_CHARS)
 
 
 def compile_code(shell: Any, code: str) -> Compiled:

@@ -9,6 +9,7 @@ cell, as `resume_session_at` does. The result is one folded line, its details be
 from __future__ import annotations
 
 import html
+import time
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -44,10 +45,29 @@ def undo_command(agent: Any, words: list[str]) -> None:
     notes = []
     if "--conversation" in flags:
         notes.append(agent.conversations.rewind_before(entry.cell_id))
-    remembered = agent.conversations.records.get(entry.cell_id)
-    if remembered is not None:  # the cell's record says what was undone
-        remembered.volatile["undone"] = {"restored": done.restored, "kept": done.kept}
+    _write_into_record(agent, entry, done)
     _show(*_result(entry, done, notes))
+
+
+def _write_into_record(agent: Any, entry: CellChanges, done: Undone) -> None:
+    """The agent cell's record output says what was undone (its metadata `fuxi.undone`,
+    which the frontend extension mirrors into the cell's metadata, and one folded line
+    below its transcript): updated in place through its display id, as every Jupyter
+    frontend does, so the saved notebook keeps it."""
+    from IPython.display import update_display
+
+    from ..cell.outputs import with_undone
+
+    undone = {"restored": done.restored, "kept": done.kept,
+              "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    remembered = agent.conversations.records.get(entry.cell_id)
+    if remembered is not None and remembered.record is entry.record:
+        remembered.volatile["undone"] = undone
+    if entry.shown is not None:
+        display_id, data, metadata = entry.shown
+        data, metadata = with_undone(data, metadata, undone)
+        entry.shown = display_id, data, metadata
+        update_display(data, raw=True, metadata=metadata, display_id=display_id)
 
 
 def _result(entry: CellChanges, done: Undone, notes: list[str]) -> tuple[str, str]:

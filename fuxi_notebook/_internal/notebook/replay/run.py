@@ -139,6 +139,8 @@ class ReplayCell:
         renderer.kind_of = session.kind  # a card asked during the replay names its kind
         # watched, the end line says it was replayed; headless, it stays as it was saved
         marks = {"end_line": "replayed"} if renderer.interactive else {}
+        if renderer.interactive:  # the replay made the changes again: none is undone now
+            volatile = {key: value for key, value in volatile.items() if key != "undone"}
         segments = record_outputs(record, {**volatile, "replayed": mode, **marks})
         self.final = FinalOutputs(segments, notes, self.published).with_notes()
         self.shown = 0  # segments of the final outputs shown so far
