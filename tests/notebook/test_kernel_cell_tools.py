@@ -129,3 +129,45 @@ def test_a_cell_the_agent_runs_shows_what_it_would_show_run_by_hand(tmp_path, ap
     results = [b for m in api.requests[-1]["messages"] if m["role"] == "user"
                for b in m["content"] if b.get("type") == "tool_result"]
     assert "rows: 2" in str(results[0]["content"]) and results[1].get("is_error") is True
+
+
+def _trust(card, asked: list[str]):
+    """Answers the replay's trust question (a recorded RunCell runs code again)."""
+    asked.extend(card.shown)
+    return ("Replay", None) if "Replay" in card.buttons else None
+
+
+def test_a_replayed_run_cell_runs_again_and_a_different_output_is_a_divergence(tmp_path, api):
+    """With the extension a replay runs a recorded RunCell again (the edits it answers from
+    the record): the cell's output is compared with the recorded one, as any tool's."""
+    import nbformat
+
+    path, nb = loaded_notebook(tmp_path, "print('rows: 2')", f"{ALLOW}\nrun it")
+    api.add(Turn([tool_use("RunCell", {"cell_id": "c1"})]), Turn([text("Ran it.")]))
+    with NotebookFrontend(cwd=str(tmp_path), env=_env(api, path)) as frontend:
+        frontend.open(nb, str(path))
+        assert [frontend.execute(cell) for cell in (nb.cells[0], nb.cells[2])] == ["ok"] * 2
+    nbformat.write(nb, path)
+    requests = len(api.requests)
+    same = nbformat.read(path, as_version=4)
+    same.cells[1].outputs = []  # cleared, so that its output shows it ran again
+    with NotebookFrontend(cwd=str(tmp_path),
+                          env=_env(api, path, FUXI_REPLAY="strict")) as frontend:
+        frontend.open(same, str(path))
+        assert frontend.execute(same.cells[0]) == "ok"
+        asked: list[str] = []
+        assert frontend.execute(same.cells[2], decide=lambda card: _trust(card, asked)) == \
+            "ok", _errors(same.cells[2])
+        assert any("RunCell 1" in shown for shown in asked)  # running code is trusted first
+        assert same.cells[1].outputs[0]["text"] == "rows: 2\n"  # it ran again
+    changed = nbformat.read(path, as_version=4)
+    changed.cells[1].source = "print('rows: 3')"
+    nbformat.write(changed, path)
+    with NotebookFrontend(cwd=str(tmp_path),
+                          env=_env(api, path, FUXI_REPLAY="strict")) as frontend:
+        frontend.open(changed, str(path))
+        assert frontend.execute(changed.cells[0]) == "ok"
+        assert frontend.execute(changed.cells[2],
+                                decide=lambda card: _trust(card, [])) == "error"
+    assert "replay diverged" in _errors(changed.cells[2]).lower()
+    assert len(api.requests) == requests  # no model was asked
