@@ -1,6 +1,7 @@
 """`python -m fuxi_notebook`: the demo agent, and the sessions a notebook has recorded.
 
-`demo` runs the demo agent (no API key needed). `sessions list|show|export NOTEBOOK.ipynb`
+`demo` runs the demo agent (no API key needed); `acp` is `fuxi-acp`, the agent over the
+Agent Client Protocol. `sessions list|show|export NOTEBOOK.ipynb`
 reads the session records saved in a notebook's `%%fuxi` cells, without Jupyter: to see what
 an agent did, or to keep its code as a script or notebook. `sessions keep NB.ipynb...`
 copies each record into its cell's metadata (before nbstripout, in a pre-commit hook).
@@ -34,7 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="an agent fixes a failing test in a tiny project")
     _add_sessions_parser(commands)
+    from ._internal.acp.server import add_arguments
+
+    add_arguments(commands.add_parser(
+        "acp", help="the agent over the Agent Client Protocol on stdio (as fuxi-acp)"))
     args = parser.parse_args(argv)
+    if args.command == "acp":
+        from ._internal.acp.server import run
+
+        return run(args, parser)
     if args.command == "demo":
         from ._internal.demo import demo_main
 
@@ -268,5 +277,13 @@ def _umask() -> int:
     return mask
 
 
+def acp_main() -> int:
+    """The `fuxi-acp` command."""
+    from ._internal.acp.server import acp_main as run_acp
+
+    return run_acp()
+
+
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -47,6 +47,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fuxi_notebook._internal.agent.assemble",),
     ("fuxi_notebook._internal.agent",),
     ("fuxi_notebook._internal.notebook",),
+    # the loop as an ACP agent: an entry point, over the agent (and, with a live kernel,
+    # the notebook's kernel tools, run in that kernel)
+    ("fuxi_notebook._internal.acp",),
     ("fuxi_notebook.testing",),
     ("fuxi_notebook", "fuxi_notebook.__main__", "fuxi_notebook._internal.demo"),
 )

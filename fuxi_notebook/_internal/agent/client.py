@@ -45,8 +45,12 @@ class FuxiSDKClient:
                 print(message)
     """
 
-    def __init__(self, options: FuxiAgentOptions | None = None) -> None:
+    def __init__(self, options: FuxiAgentOptions | None = None, *,
+                 extra_tools: list[Any] | None = None) -> None:
+        """`extra_tools`: tool objects offered beside the built-in ones (the ACP agent's
+        kernel tools), declared as any tool declares itself (tools/base.py)."""
         self.options = options or FuxiAgentOptions()
+        self.extra_tools = list(extra_tools or [])
         self.session: Session | None = None
         self._inbox: asyncio.Queue[str | list[dict[str, Any]]] = asyncio.Queue()
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
@@ -65,7 +69,8 @@ class FuxiSDKClient:
             self._mcp = await start_servers(self.options, self.options.cwd, project)
             try:
                 self.session, self._transcript = await open_session(
-                    self.options, mcp=self._mcp, settings=project)
+                    self.options, extra_tools=self.extra_tools or None, mcp=self._mcp,
+                    settings=project)
             except BaseException:
                 await self._close_servers()
                 raise

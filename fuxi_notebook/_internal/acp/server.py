@@ -1,0 +1,101 @@
+"""`fuxi-acp` (also `python -m fuxi_notebook acp`): the loop as an ACP agent on stdio.
+
+Stdout carries the protocol alone: anything else the process would print there (a
+library's warning, a tool's stray print) goes to stderr instead, so a client never reads
+a line that is not JSON-RPC. Bad arguments are one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+__all__ = ["acp_main", "add_arguments", "serve"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", help="the model (default: FUXI_MODEL, else the "
+                        "package's default); a session's config option changes it")
+    parser.add_argument("--permission-mode", default=None,
+                        help="the mode sessions start in (default: default)")
+    parser.add_argument("--kernel", metavar="CONNECTION_FILE",
+                        help="a running kernel's connection file: the Python, Variables and "
+                        "Inspect tools work on its namespace (fuxi_notebook must be "
+                        "importable in that kernel)")
+    parser.add_argument("--setting-sources", default=None, metavar="LIST",
+                        help="comma-separated: user,project,local (default: all three)")
+
+
+def acp_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="fuxi-acp", description="Run the fuxi agent over the Agent Client Protocol "
+        "(JSON-RPC on stdin/stdout), for jupyter-ai, Zed, marimo, JetBrains and others.")
+    add_arguments(parser)
+    return run(parser.parse_args(argv), parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ...errors import ConfigurationError
+    from ...options import FuxiAgentOptions
+    from ..permissions.engine import check_mode
+
+    sources = None
+    if args.setting_sources is not None:
+        sources = [s.strip() for s in args.setting_sources.split(",") if s.strip()]
+        unknown = [s for s in sources if s not in ("user", "project", "local")]
+        if unknown:
+            parser.error(f"unknown setting source(s): {', '.join(unknown)}")
+    try:
+        mode = check_mode(args.permission_mode) if args.permission_mode else None
+    except ConfigurationError as error:
+        parser.error(str(error))
+    kernel = None
+    if args.kernel is not None:
+        from .kernel import KernelLink
+
+        if not Path(args.kernel).expanduser().is_file():
+            parser.error(f"no kernel connection file {args.kernel}")
+        kernel = KernelLink(args.kernel)
+    options = FuxiAgentOptions(model=args.model, permission_mode=mode,
+                               setting_sources=sources)
+    asyncio.run(serve(options, kernel=kernel))
+    return 0
+
+
+async def serve(options: Any, input_stream: Any = None, output_stream: Any = None, *,
+                kernel: Any = None) -> None:
+    """Answer ACP on stdio (or the given streams: the agent's writer, its reader) until
+    the client closes them."""
+    from acp import run_agent
+
+    from .agent import FuxiAcpAgent
+
+    agent = FuxiAcpAgent(options, kernel=kernel)
+    try:
+        if input_stream is None:
+            input_stream, output_stream = await _protocol_stdio()
+        await run_agent(cast(Any, agent), input_stream, output_stream)  # the methods ACP has
+    finally:
+        await agent.close()
+
+
+#: the largest JSON-RPC line read (an image attached to a prompt is a long line)
+STDIN_LIMIT = 64 * 1024 * 1024
+
+
+async def _protocol_stdio() -> tuple[asyncio.StreamWriter, asyncio.StreamReader]:
+    """The protocol's streams: stdin, and a duplicate of fd 1 that only the protocol
+    writes to; fd 1 itself and `sys.stdout` become stderr (subprocesses, prints)."""
+    loop = asyncio.get_running_loop()
+    protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    reader = asyncio.StreamReader(limit=STDIN_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                    protocol_out)
+    return asyncio.StreamWriter(transport, flow, None, loop), reader
