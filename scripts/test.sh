@@ -29,6 +29,12 @@ if [ ! -x /usr/bin/chromium ]; then
              "sudo: the browser tests (tests/browser) will be skipped." >&2
     fi
 fi
+# acpx (npm), an ACP client from outside the project, drives fuxi-acp in tests/acp
+ACPX_VERSION=0.19.1
+if [ ! -x .venv/acpx/node_modules/.bin/acpx ] || \
+   ! grep -q "\"version\": \"$ACPX_VERSION\"" .venv/acpx/node_modules/acpx/package.json; then
+    npm install --silent --no-audit --no-fund --prefix .venv/acpx "acpx@$ACPX_VERSION"
+fi
 # No test may reach a model API that is not on this machine; the example notebooks in
 # notebooks/ are replayed by nbval (testpaths and --nbval in pyproject.toml) with no key.
 export FUXI_BLOCK_REAL_API=1

@@ -167,3 +167,25 @@ async def test_bad_requests_get_json_rpc_errors_and_the_agent_keeps_running(
         done = await conn.prompt(session_id=sid, prompt=_prompt("are you there?"))
     assert done.stop_reason == "end_turn" and client.text() == "Still here."
     assert len(fake_api.requests) == 1  # none of the bad ones reached the model
+
+
+def test_stdout_carries_only_the_protocol(tmp_path):
+    """What else would print to stdout (print, a write to fd 1, a child process) goes to
+    stderr once the protocol's streams are set up."""
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, os, subprocess\n"
+        "from fuxi_notebook._internal.acp.server import _protocol_stdio\n"
+        "async def main():\n"
+        "    writer, _ = await _protocol_stdio()\n"
+        "    print('a print'); os.write(1, b'a write to fd 1\\n')\n"
+        "    subprocess.run(['echo', 'a child'])\n"
+        "    writer.write(b'{\"jsonrpc\": \"2.0\"}\\n'); await writer.drain()\n"
+        "asyncio.run(main())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False, stdin=subprocess.PIPE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"jsonrpc": "2.0"}\n'
+    assert all(noise in done.stderr for noise in ("a print", "a write to fd 1", "a child"))
