@@ -189,3 +189,24 @@ def test_stdout_carries_only_the_protocol(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout == '{"jsonrpc": "2.0"}\n'
     assert all(noise in done.stderr for noise in ("a print", "a write to fd 1", "a child"))
+
+
+async def test_an_api_error_is_a_json_rpc_error_and_a_budget_stop_is_told(fake_api, tmp_path):
+    fake_api.add(Fault(status=400, error_type="invalid_request_error",
+                       message="prompt is too long"),
+                 Fault(status=401, error_type="authentication_error",
+                       message="invalid x-api-key"),
+                 Turn([tool_use("Glob", {"pattern": "*"})]), Turn([text("Never sent.")]))
+    client = RecordingClient()
+    async with acp_agent(client, fake_api, tmp_path, "--max-budget-usd", "0.000001") as (
+            conn, _):
+        sid = await new_session(conn, tmp_path)
+        with pytest.raises(RequestError) as bad:
+            await conn.prompt(session_id=sid, prompt=_prompt("hi"))
+        assert bad.value.code == -32603 and "prompt is too long" in str(bad.value.data)
+        with pytest.raises(RequestError) as refused:
+            await conn.prompt(session_id=sid, prompt=_prompt("hi again"))
+        assert refused.value.code == -32000  # the client asks the user to sign in
+        done = await conn.prompt(session_id=sid, prompt=_prompt("glob"))
+    assert done.stop_reason == "end_turn"
+    assert client.text().startswith("\n\n(fuxi stopped: ") and "budget" in client.text()

@@ -9,6 +9,9 @@
 - Sessions are saved in the JSONL store; `session/load` resumes one and replays its
   conversation to the client. The client's MCP servers join the session's.
 - Permission modes are the session's ACP modes; model and effort its config options.
+- An API error answers the prompt with a JSON-RPC error (-32000 "authentication
+  required" when the key is refused); another failure (the budget, say) ends the answer
+  with one line saying why.
 - A project whose settings need trust (hook commands, `.mcp.json` servers, allow rules)
   runs without them until the user trusts it: the question goes through the client,
   once per session, before the first prompt runs.
@@ -51,6 +54,8 @@ _MODE_NAMES = {
     "bypassPermissions": ("Bypass permissions", "Runs everything without asking"),
 }
 _STOP_REASONS = {"max_tokens": "max_tokens", "refusal": "refusal"}
+#: an API error with one of these is the client's to fix by signing in (ACP's -32000)
+_AUTH_WORDS = ("api error 401", "authentication", "api key", "x-api-key")
 
 
 @dataclasses.dataclass
@@ -274,6 +279,10 @@ class FuxiAcpAgent:
             for update in state.updates.result(call_id, "Interrupted by the user.", True):
                 await self.conn.session_update(session_id=state.id, update=update)
         await self._usage(state)
+        if result is not None and _said_in_text(state, result):
+            await self.conn.session_update(session_id=state.id, update=schema.AgentMessageChunk(
+                session_update="agent_message_chunk", content=schema.TextContentBlock(
+                    type="text", text=f"\n\n(fuxi stopped: {_errors(result)})")))
         return result
 
     async def _usage(self, state: AcpSession) -> None:
@@ -289,6 +298,11 @@ class FuxiAcpAgent:
                   ) -> schema.PromptResponse:
         if state.cancelled or result is None:
             return schema.PromptResponse(stop_reason="cancelled")
+        if result.is_error and result.terminal_reason == "api_error":
+            details = {"details": _errors(result)}
+            if any(word in details["details"].lower() for word in _AUTH_WORDS):
+                raise RequestError.auth_required(details)
+            raise RequestError.internal_error(details)
         stop = "end_turn"
         if result.subtype == "error_max_turns":
             stop = "max_turn_requests"
@@ -393,6 +407,19 @@ class FuxiAcpAgent:
             state.options = dataclasses.replace(state.options, resume=state.id,
                                                 session_id=None)
             state.client = None
+
+
+def _errors(result: ResultMessage) -> str:
+    from ..sessions.redact import redact_text
+
+    return redact_text("; ".join(result.errors or []) or result.subtype)
+
+
+def _said_in_text(state: AcpSession, result: ResultMessage) -> bool:
+    """Whether the run's failure is told as text: not a cancel, not the turn limit (a
+    stop reason), not an API error (a JSON-RPC error)."""
+    return result.is_error and not state.cancelled and result.subtype != "error_max_turns" \
+        and result.terminal_reason != "api_error"
 
 
 async def _one(content: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:

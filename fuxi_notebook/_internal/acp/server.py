@@ -22,6 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "package's default); a session's config option changes it")
     parser.add_argument("--permission-mode", default=None,
                         help="the mode sessions start in (default: default)")
+    parser.add_argument("--max-budget-usd", type=float, default=None, metavar="USD",
+                        help="each session stops once it has cost this much")
     parser.add_argument("--kernel", metavar="CONNECTION_FILE",
                         help="a running kernel's connection file: the Python, Variables and "
                         "Inspect tools work on its namespace (fuxi_notebook must be "
@@ -60,8 +62,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if not Path(args.kernel).expanduser().is_file():
             parser.error(f"no kernel connection file {args.kernel}")
         kernel = KernelLink(args.kernel)
+    if args.max_budget_usd is not None and args.max_budget_usd <= 0:
+        parser.error("--max-budget-usd must be above 0")
     options = FuxiAgentOptions(model=args.model, permission_mode=mode,
-                               setting_sources=sources)
+                               setting_sources=sources, max_budget_usd=args.max_budget_usd)
     asyncio.run(serve(options, kernel=kernel))
     return 0
 
