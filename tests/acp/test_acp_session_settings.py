@@ -95,3 +95,20 @@ async def test_an_untrusted_project_asks_through_the_client_and_runs_nothing_unt
         sid = await new_session(conn, tmp_path)
         await conn.prompt(session_id=sid, prompt=_prompt("hello"))
     assert again.asks == []
+
+
+async def test_a_question_is_asked_with_its_choices_and_answered(fake_api, tmp_path):
+    question = {"question": "Which chart?", "header": "Chart", "multiSelect": False,
+                "options": [{"label": "Bar", "description": "counts"},
+                            {"label": "Line", "description": "a trend"}]}
+    fake_api.add(Turn([tool_use("AskUserQuestion", {"questions": [question]})]),
+                 Turn([text("A line chart, then.")]))
+    client = RecordingClient(lambda ask: "choice-1")
+    async with acp_agent(client, fake_api, tmp_path) as (conn, _):
+        sid = await new_session(conn, tmp_path)
+        await conn.prompt(session_id=sid, prompt=_prompt("plot it"))
+    [ask] = client.asks
+    assert ask.tool_call.title == "Which chart?"
+    assert [o.name for o in ask.options] == ["Bar", "Line", "Skip"]
+    answered = fake_api.requests[1]["messages"][-1]["content"][0]
+    assert answered["content"] == 'The user answered: "Which chart?" = "Line".'

@@ -41,6 +41,7 @@ from ...types import ResultMessage
 from ..common.version import VERSION
 from .kernel import KernelLink
 from .prompt import prompt_blocks
+from .questions import ask_questions
 from .updates import SessionUpdates
 
 __all__ = ["AcpSession", "FuxiAcpAgent"]
@@ -353,6 +354,8 @@ class FuxiAcpAgent:
         call_id = context.tool_use_id or f"call-{uuid.uuid4().hex[:12]}"
         for update in state.updates.start(call_id, tool_name, tool_input):
             await self.conn.session_update(session_id=state.id, update=update)
+        if tool_name == "AskUserQuestion":
+            return await ask_questions(self.conn, state.id, call_id, tool_input)
         rules = "; ".join(str(rule) for update in context.suggestions
                           for rule in update.rules or [])
         options = [schema.PermissionOption(option_id="allow_once", name="Allow",
