@@ -210,3 +210,14 @@ async def test_an_api_error_is_a_json_rpc_error_and_a_budget_stop_is_told(fake_a
         done = await conn.prompt(session_id=sid, prompt=_prompt("glob"))
     assert done.stop_reason == "end_turn"
     assert client.text().startswith("\n\n(fuxi stopped: ") and "budget" in client.text()
+
+
+async def test_saved_sessions_are_listed_for_their_folder(fake_api, tmp_path):
+    fake_api.add(Turn([text("Noted.")]))
+    client = RecordingClient()
+    async with acp_agent(client, fake_api, tmp_path) as (conn, _):
+        sid = await new_session(conn, tmp_path)
+        await conn.prompt(session_id=sid, prompt=_prompt("remember the plan"))
+        listed = await conn.list_sessions(cwd=str(tmp_path))
+    [found] = listed.sessions
+    assert found.session_id == sid and found.title == "remember the plan"
