@@ -4,13 +4,14 @@ DataFrame's columns and runs Python there; what it creates is in the kernel afte
 from __future__ import annotations
 
 import queue
+import subprocess
 import sys
 
 import pytest
 
 from fuxi_notebook.testing import Turn, text, tool_use
 
-from .acp_client import RecordingClient, acp_agent, appears, new_session
+from .acp_client import RecordingClient, acp_agent, agent_env, appears, new_session
 from .test_acp_agent import _prompt
 
 pytestmark = pytest.mark.timeout(180)
@@ -94,8 +95,6 @@ async def test_without_a_kernel_there_are_no_kernel_tools(fake_api, tmp_path):
 
 
 def test_a_missing_connection_file_is_one_line_and_status_2(tmp_path):
-    import subprocess
-
     done = subprocess.run([sys.executable, "-m", "fuxi_notebook", "acp", "--kernel",
                            str(tmp_path / "nope.json")], capture_output=True, text=True,
                           timeout=60, check=False)
@@ -121,3 +120,57 @@ async def test_cancel_interrupts_the_kernel_and_the_kernel_stays_usable(
         assert (await running).stop_reason == "cancelled"
     assert [u.status for u in client.of("tool_call_update")] == ["failed"]
     assert _run(user, "print('free again')") == "free again\n"  # not still sleeping
+
+
+@pytest.fixture
+def lab_with_notebook(tmp_path):
+    """JupyterLab on this machine with `sales.ipynb` open on a kernel (a REST session)."""
+    import json
+    import urllib.request
+
+    import nbformat
+
+    from ..browser.lab import JupyterLab
+
+    root, state = tmp_path / "work", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(), root / "sales.ipynb")
+    lab = JupyterLab(root, state, {}).start()
+    try:
+        body = json.dumps({"path": "sales.ipynb", "type": "notebook",
+                           "kernel": {"name": "python3"}}).encode()
+        request = urllib.request.Request(lab.url + "/api/sessions", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            kernel_id = json.loads(answer.read())["kernel"]["id"]
+        yield lab, root, state / "runtime" / f"kernel-{kernel_id}.json"
+    finally:
+        lab.stop()
+
+
+async def test_the_kernel_of_a_notebook_open_on_a_running_server(fake_api, lab_with_notebook):
+    from jupyter_client import BlockingKernelClient
+
+    _, root, connection_file = lab_with_notebook
+    fake_api.add(Turn([tool_use("Python", {"code": "shared = 41 + 1"})]),
+                 Turn([text("Set it.")]))
+    client = RecordingClient()
+    runtime = {"JUPYTER_RUNTIME_DIR": str(connection_file.parent)}
+    async with acp_agent(client, fake_api, root, "--notebook", str(root / "sales.ipynb"),
+                         **runtime) as (conn, _):
+        sid = await new_session(conn, root)
+        await conn.prompt(session_id=sid, prompt=_prompt("set shared"))
+    assert [u.status for u in client.of("tool_call_update")] == ["completed"]
+    user = BlockingKernelClient(connection_file=str(connection_file))
+    user.load_connection_file()
+    user.start_channels()
+    try:
+        user.wait_for_ready(timeout=30)
+        assert _run(user, "print(shared)") == "42\n"  # in the notebook's own kernel
+    finally:
+        user.stop_channels()
+    done = subprocess.run([sys.executable, "-m", "fuxi_notebook", "acp", "--notebook",
+                           str(root / "other.ipynb")], env=agent_env(fake_api, **runtime),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "no running Jupyter server has a kernel for" in done.stderr

@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a running kernel's connection file: the Python, Variables and "
                         "Inspect tools work on its namespace (fuxi_notebook must be "
                         "importable in that kernel)")
+    parser.add_argument("--notebook", metavar="PATH",
+                        help="as --kernel, with the kernel of this notebook, open on a Jupyter "
+                        "server running on this machine")
     parser.add_argument("--setting-sources", default=None, metavar="LIST",
                         help="comma-separated: user,project,local (default: all three)")
 
@@ -55,19 +58,33 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         mode = check_mode(args.permission_mode) if args.permission_mode else None
     except ConfigurationError as error:
         parser.error(str(error))
-    kernel = None
-    if args.kernel is not None:
-        from .kernel import KernelLink
-
-        if not Path(args.kernel).expanduser().is_file():
-            parser.error(f"no kernel connection file {args.kernel}")
-        kernel = KernelLink(args.kernel)
+    kernel = _kernel(args, parser)
     if args.max_budget_usd is not None and args.max_budget_usd <= 0:
         parser.error("--max-budget-usd must be above 0")
     options = FuxiAgentOptions(model=args.model, permission_mode=mode,
                                setting_sources=sources, max_budget_usd=args.max_budget_usd)
     asyncio.run(serve(options, kernel=kernel))
     return 0
+
+
+def _kernel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Any:
+    """The live kernel the options name (None: no kernel)."""
+    from .kernel import KernelLink
+
+    if args.kernel is not None and args.notebook is not None:
+        parser.error("give --kernel or --notebook, not both")
+    if args.notebook is not None:
+        from .jupyter_servers import NoKernel, kernel_of_notebook
+
+        try:
+            return KernelLink(kernel_of_notebook(args.notebook))
+        except NoKernel as error:
+            parser.error(str(error))
+    if args.kernel is not None:
+        if not Path(args.kernel).expanduser().is_file():
+            parser.error(f"no kernel connection file {args.kernel}")
+        return KernelLink(args.kernel)
+    return None
 
 
 async def serve(options: Any, input_stream: Any = None, output_stream: Any = None, *,
