@@ -74,6 +74,14 @@ def _add_sessions_parser(commands: argparse._SubParsersAction[argparse.ArgumentP
     export.add_argument("--format", required=True, choices=_FORMATS)
     export.add_argument("-o", "--output", metavar="FILE",
                         help="write here (atomically) instead of to stdout")
+    cells = actions.add_parser(
+        "cells", help="a saved session (query(), FuxiSDKClient, fuxi-acp, jupyter-ai's "
+        "chat) as a notebook of %%fuxi cells that replay it")
+    cells.add_argument("session_id", metavar="SESSION_ID")
+    cells.add_argument("--cwd", default=".", metavar="DIR",
+                       help="the folder the session ran in (default: this one)")
+    cells.add_argument("-o", "--output", required=True, metavar="FILE.ipynb",
+                       help="the notebook to write (atomically)")
     keep = actions.add_parser(
         "keep", help="copy each %%fuxi cell's record from its outputs into its metadata, "
         "where Clear Outputs and nbstripout leave it (run it before nbstripout)")
@@ -89,6 +97,8 @@ def _sessions_main(args: argparse.Namespace) -> int:
 
     if args.action == "keep":
         return _keep_main(args)
+    if args.action == "cells":
+        return _cells_main(args)
     output = Path(args.output).expanduser() if getattr(args, "output", None) else None
     try:
         if output is not None and output.exists() and (
@@ -108,6 +118,30 @@ def _sessions_main(args: argparse.Namespace) -> int:
         return 2
     for warning in warnings:
         print(f"fuxi sessions: warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _cells_main(args: argparse.Namespace) -> int:
+    """`sessions cells SESSION_ID -o FILE.ipynb`: a stored session as %%fuxi cells."""
+    import json
+
+    from ._internal.models.names import model_name
+    from ._internal.notebook.replay.from_store import session_cells_notebook
+    from ._internal.sessions.api import get_session_info, get_session_messages
+
+    folder = Path(args.cwd).expanduser().resolve()
+    if get_session_info(args.session_id, folder) is None:
+        print(f"fuxi sessions: no saved session {args.session_id} in {folder}",
+              file=sys.stderr)
+        return 2
+    messages = [m.message for m in get_session_messages(args.session_id, folder)]
+    try:
+        notebook = session_cells_notebook(args.session_id, messages, model=model_name(),
+                                          cwd=str(folder))
+    except ValueError as error:
+        print(f"fuxi sessions: {error}", file=sys.stderr)
+        return 2
+    _write_file(Path(args.output).expanduser(), json.dumps(notebook, indent=1))
     return 0
 
 
