@@ -35,6 +35,14 @@ if [ ! -x .venv/acpx/node_modules/.bin/acpx ] || \
    ! grep -q "\"version\": \"$ACPX_VERSION\"" .venv/acpx/node_modules/acpx/package.json; then
     npm install --silent --no-audit --no-fund --prefix .venv/acpx "acpx@$ACPX_VERSION"
 fi
+# jupyter-ai's chat (the jupyter-ai extra) with this checkout, in an environment of its own
+# (it pins agent-client-protocol below 0.12): the browser test of fuxi in that chat runs
+# JupyterLab from it
+if [ ! -x .venv-jupyter-ai/bin/jupyter ]; then
+    python3 -m venv .venv-jupyter-ai
+    .venv-jupyter-ai/bin/python -m pip install -q --disable-pip-version-check -U pip
+fi
+.venv-jupyter-ai/bin/python -m pip install -q --disable-pip-version-check -e '.[jupyter-ai]'
 # No test may reach a model API that is not on this machine; the example notebooks in
 # notebooks/ are replayed by nbval (testpaths and --nbval in pyproject.toml) with no key.
 export FUXI_BLOCK_REAL_API=1
