@@ -3,7 +3,10 @@ DataFrame's columns and runs Python there; what it creates is in the kernel afte
 
 from __future__ import annotations
 
+import asyncio
+import os
 import queue
+import signal
 import subprocess
 import sys
 
@@ -104,7 +107,6 @@ def test_a_missing_connection_file_is_one_line_and_status_2(tmp_path):
 
 async def test_cancel_interrupts_the_kernel_and_the_kernel_stays_usable(
         fake_api, tmp_path, kernel):
-    import asyncio
 
     manager, user = kernel
     fake_api.add(Turn([tool_use("Python", {"code": "import time\nopen('started', 'w').close()"
@@ -174,3 +176,20 @@ async def test_the_kernel_of_a_notebook_open_on_a_running_server(fake_api, lab_w
                            str(root / "other.ipynb")], env=agent_env(fake_api, **runtime),
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "no running Jupyter server has a kernel for" in done.stderr
+
+
+async def test_a_kernel_that_dies_during_a_call_fails_the_call(fake_api, tmp_path, kernel):
+    manager, _ = kernel
+    fake_api.add(Turn([tool_use("Python", {"code": "import time\nopen('started', 'w').close()"
+                                                   "\ntime.sleep(120)"})]),
+                 Turn([text("The kernel died.")]))
+    client = RecordingClient()
+    async with acp_agent(client, fake_api, tmp_path, "--kernel",
+                         manager.connection_file) as (conn, _):
+        sid = await new_session(conn, tmp_path)
+        running = asyncio.create_task(conn.prompt(session_id=sid, prompt=_prompt("wait")))
+        await appears(tmp_path / "started")
+        os.kill(manager.provisioner.process.pid, signal.SIGKILL)  # the kernel dies
+        assert (await asyncio.wait_for(running, 60)).stop_reason == "end_turn"
+    [end] = client.of("tool_call_update")
+    assert end.status == "failed" and "the kernel stopped answering" in end.raw_output

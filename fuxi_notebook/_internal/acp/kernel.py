@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import queue
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ __all__ = ["KernelLink", "RemoteKernelTool", "remote_kernel_tools"]
 
 #: how long a kernel may take to answer its first request
 READY_TIMEOUT = 30.0
+#: how often a running call checks that the kernel is still alive (its heartbeat)
+POLL_SECONDS = 1.0
 #: how long an interrupted call waits for the kernel to say it stopped
 INTERRUPT_GRACE = 5.0
 
@@ -74,7 +77,14 @@ class KernelLink:
         found: ToolOutput | None = None
         failure = ""
         while True:
-            message = await client.get_iopub_msg()
+            try:
+                message = await client.get_iopub_msg(timeout=POLL_SECONDS)
+            except queue.Empty:
+                if not await client.is_alive():
+                    self.close()
+                    raise ToolError(f"the kernel stopped answering while {name} ran (it "
+                                    "died or was shut down); what the call did is unknown")
+                continue
             if message.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind, content = message["header"]["msg_type"], message["content"]
