@@ -9,6 +9,7 @@ import queue
 import signal
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -105,23 +106,45 @@ def test_a_missing_connection_file_is_one_line_and_status_2(tmp_path):
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
-async def test_cancel_interrupts_the_kernel_and_the_kernel_stays_usable(
-        fake_api, tmp_path, kernel):
-
-    manager, user = kernel
+async def _while_a_call_sleeps(fake_api, tmp_path, manager, then) -> tuple[Any, Any]:
+    """Prompt a Python call that sleeps in the kernel; once it runs, `then(conn, sid)`;
+    (the client, the prompt's response)."""
     fake_api.add(Turn([tool_use("Python", {"code": "import time\nopen('started', 'w').close()"
                                                    "\ntime.sleep(120)"})]),
-                 Turn([text("Stopped.")]))
+                 Turn([text("It stopped.")]))
     client = RecordingClient()
     async with acp_agent(client, fake_api, tmp_path, "--kernel",
                          manager.connection_file) as (conn, _):
         sid = await new_session(conn, tmp_path)
         running = asyncio.create_task(conn.prompt(session_id=sid, prompt=_prompt("wait")))
         await appears(tmp_path / "started")
+        await then(conn, sid)
+        return client, await asyncio.wait_for(running, 60)
+
+
+async def test_cancel_interrupts_the_kernel_and_the_kernel_stays_usable(
+        fake_api, tmp_path, kernel):
+    manager, user = kernel
+
+    async def cancel(conn, sid):
         await conn.cancel(session_id=sid)
-        assert (await running).stop_reason == "cancelled"
+
+    client, done = await _while_a_call_sleeps(fake_api, tmp_path, manager, cancel)
+    assert done.stop_reason == "cancelled"
     assert [u.status for u in client.of("tool_call_update")] == ["failed"]
     assert _run(user, "print('free again')") == "free again\n"  # not still sleeping
+
+
+async def test_a_kernel_that_dies_during_a_call_fails_the_call(fake_api, tmp_path, kernel):
+    manager, _ = kernel
+
+    async def kill(conn, sid):
+        os.kill(manager.provisioner.process.pid, signal.SIGKILL)
+
+    client, done = await _while_a_call_sleeps(fake_api, tmp_path, manager, kill)
+    assert done.stop_reason == "end_turn"
+    [end] = client.of("tool_call_update")
+    assert end.status == "failed" and "the kernel stopped answering" in end.raw_output
 
 
 @pytest.fixture
@@ -177,19 +200,3 @@ async def test_the_kernel_of_a_notebook_open_on_a_running_server(fake_api, lab_w
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "no running Jupyter server has a kernel for" in done.stderr
 
-
-async def test_a_kernel_that_dies_during_a_call_fails_the_call(fake_api, tmp_path, kernel):
-    manager, _ = kernel
-    fake_api.add(Turn([tool_use("Python", {"code": "import time\nopen('started', 'w').close()"
-                                                   "\ntime.sleep(120)"})]),
-                 Turn([text("The kernel died.")]))
-    client = RecordingClient()
-    async with acp_agent(client, fake_api, tmp_path, "--kernel",
-                         manager.connection_file) as (conn, _):
-        sid = await new_session(conn, tmp_path)
-        running = asyncio.create_task(conn.prompt(session_id=sid, prompt=_prompt("wait")))
-        await appears(tmp_path / "started")
-        os.kill(manager.provisioner.process.pid, signal.SIGKILL)  # the kernel dies
-        assert (await asyncio.wait_for(running, 60)).stop_reason == "end_turn"
-    [end] = client.of("tool_call_update")
-    assert end.status == "failed" and "the kernel stopped answering" in end.raw_output
