@@ -83,7 +83,8 @@ class KernelLink:
                 if not await client.is_alive():
                     self.close()
                     raise ToolError(f"the kernel stopped answering while {name} ran (it "
-                                    "died or was shut down); what the call did is unknown")
+                                    "died or was shut down); what the call did is unknown") \
+                        from None
                 continue
             if message.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
