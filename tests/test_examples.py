@@ -154,3 +154,13 @@ def test_file_checkpointing_example(fake_api, tmp_path):
                for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
     assert len(results) == 4 and not any(r.get("is_error") for r in results)  # all ran
     assert len(fake_api.requests) == 3  # the empty prompt asked the model nothing
+
+
+def test_stderr_callback_example(fake_api, tmp_path):
+    """The comparable SDK's stderr example and e2e test, in our words: a clean run sends
+    the callback nothing; debug mode sends the loop's debug log."""
+    fake_api.add(Turn([text("4")]), Turn([text("4")]))
+    out = _run("stderr_callback.py", fake_api, tmp_path)
+    assert out.splitlines() == [
+        "success - 0 stderr lines", "success - 2 stderr lines in debug mode",
+        "first: request 1 to claude-sonnet-5-5: 1 messages"]

@@ -72,16 +72,30 @@ def test_env_chooses_the_model_and_the_thinking_budget_as_the_sdks_cli_would(tmp
         build_session(FuxiAgentOptions(cwd=tmp_path, env={"MAX_THINKING_TOKENS": "lots"}))
 
 
-async def test_stderr_gets_a_line_per_request_response_and_tool_call(tmp_path):
+async def test_a_clean_run_sends_stderr_nothing(tmp_path):
+    """As the comparable SDK's e2e test_stderr_callback: no debug mode, no lines."""
+    from .helpers import collect
+
+    lines: list[str] = []
+    options = FuxiAgentOptions(model=ScriptedModel([[text("2")]]), cwd=tmp_path,
+                               stderr=lines.append)
+    await collect("What is 1+1?", options)
+    assert lines == []
+
+
+async def test_debug_sends_a_line_per_request_response_and_tool_call(tmp_path):
     from fuxi_notebook._internal.models.script import tool_use
 
     from .helpers import collect
 
     lines: list[str] = []
+    log = tmp_path / "debug.log"
     model = ScriptedModel([[tool_use("Glob", {"pattern": "*"})], [text("done")]])
     options = FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Glob"],
-                               stderr=lines.append)
+                               stderr=lines.append,
+                               extra_args={"debug": None, "debug-file": str(log)})
     await collect("look", options)
+    assert log.read_text().splitlines() == lines  # the same lines, in the file too
     said = [line.split("] ", 1)[1] for line in lines]
     assert [line.split(" ")[0] for line in said] == ["request", "response", "tool",
                                                     "request", "response"]
@@ -93,6 +107,7 @@ def test_user_is_accepted_and_extra_args_warn_that_they_do_nothing(tmp_path):
     _session(tmp_path, user="analyst")
     with pytest.warns(UserWarning, match=r"\['verbose'\] have no effect"):
         _session(tmp_path, extra_args={"verbose": None, "replay-user-messages": None})
-    with warnings.catch_warnings():  # the one flag that means something here
+    with warnings.catch_warnings():  # the flags that mean something here
         warnings.simplefilter("error")
-        _session(tmp_path, extra_args={"replay-user-messages": None})
+        _session(tmp_path, extra_args={"replay-user-messages": None, "debug": None,
+                                       "debug-file": str(tmp_path / "debug.log")})

@@ -36,8 +36,9 @@ from .structured import StructuredOutputTool, output_schema
 __all__ = ["UNDERSTOOD_EXTRA_ARGS", "build_session"]
 
 #: the comparable SDK's CLI flags (`extra_args`) that mean something here:
-#: `replay-user-messages` echoes each prompt as a UserMessage (its uuid is a checkpoint)
-UNDERSTOOD_EXTRA_ARGS = frozenset({"replay-user-messages"})
+#: `replay-user-messages` echoes each prompt as a UserMessage (its uuid is a checkpoint);
+#: `debug` sends the loop's debug lines to `stderr`, `debug-file` appends them to a file
+UNDERSTOOD_EXTRA_ARGS = frozenset({"replay-user-messages", "debug", "debug-file"})
 
 
 def build_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | None = None,

@@ -89,13 +89,23 @@ class Run:
         self.history_start = len(self.session.history)
 
     def log(self, line: str) -> None:
-        """One line for `options.stderr` (the comparable SDK hands it the CLI's stderr;
-        here: what the loop does, a line per request, response and tool call). A callback
-        that raises is not the run's problem."""
+        """One debug line (what the loop does: a line per request, response and tool
+        call), as the comparable SDK's CLI writes its debug log: only when asked, with
+        `extra_args={"debug": None}` (to the `stderr` callback) or `{"debug-file": PATH}`
+        (appended to that file). A clean run sends `stderr` nothing. A callback that
+        raises, or a file that cannot be written, is not the run's problem."""
+        flags = self.session.options.extra_args
+        if not flags or ("debug" not in flags and "debug-file" not in flags):
+            return
+        text = f"[fuxi {self.session.id[:8]}] {line}"
         callback = self.session.options.stderr
-        if callback is not None:
+        if "debug" in flags and callback is not None:
             with contextlib.suppress(Exception):
-                callback(f"[fuxi {self.session.id[:8]}] {line}")
+                callback(text)
+        target = flags.get("debug-file")
+        if target:
+            with contextlib.suppress(OSError), open(target, "a", encoding="utf-8") as file:
+                file.write(text + "\n")
 
     def denied_again(self, tool_name: str, tool_input: Any) -> int:
         """Note a denial of this exact call; return in how many responses of this run the

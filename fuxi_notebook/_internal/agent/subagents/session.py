@@ -175,7 +175,9 @@ def _options(parent: Session, agent_type: str, definition: AgentDefinition, *,
         include_partial_messages=(options.include_partial_messages
                                   and options.forward_subagent_text),
         hooks=hooks or None, output_format=None, stderr=_stderr(options.stderr, agent_type),
-        extra_args={}, mcp_servers={}, strict_mcp_config=True, continue_conversation=False,
+        extra_args={flag: value for flag, value in (options.extra_args or {}).items()
+                    if flag in ("debug", "debug-file")},  # its debug lines too
+        mcp_servers={}, strict_mcp_config=True, continue_conversation=False,
         resume=None, session_id=None, fork_session=False, resume_session_at=None,
         session_store=None)
 
