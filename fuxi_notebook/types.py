@@ -131,6 +131,9 @@ class ResultMessage:
     api_error_status: int | None = None
     uuid: str | None = None
     terminal_reason: str | None = None
+    #: the `origin` a streaming-input message was stamped with (e.g. `{"kind": "human"}`),
+    #: echoed on the result of the run it started; None for an unstamped prompt
+    origin: dict[str, Any] | None = None
 
 
 @dataclass

@@ -22,7 +22,7 @@ from .loop.run import Run
 from .mcp_link import start_servers
 from .persist import Transcript, open_session
 from .project_link import load_project
-from .query import prompt_content
+from .query import prompt_content, prompt_origin
 from .session import Session
 
 __all__ = ["FuxiSDKClient"]
@@ -52,7 +52,9 @@ class FuxiSDKClient:
         self.options = options or FuxiAgentOptions()
         self.extra_tools = list(extra_tools or [])
         self.session: Session | None = None
-        self._inbox: asyncio.Queue[str | list[dict[str, Any]]] = asyncio.Queue()
+        #: prompts waiting, each with the `origin` its message was stamped with
+        self._inbox: asyncio.Queue[tuple[str | list[dict[str, Any]], dict[str, Any] | None]] = (
+            asyncio.Queue())
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
         self._feeders: set[asyncio.Task[None]] = set()
@@ -83,7 +85,7 @@ class FuxiSDKClient:
         """Queue a prompt (or every message of an async iterable); returns at once."""
         self._require_connected()
         if isinstance(prompt, str):
-            self._inbox.put_nowait(prompt)
+            self._inbox.put_nowait((prompt, None))
             return
         feeder = asyncio.get_running_loop().create_task(self._feed(prompt))
         self._feeders.add(feeder)
@@ -91,7 +93,7 @@ class FuxiSDKClient:
 
     async def _feed(self, prompt: AsyncIterable[dict[str, Any]]) -> None:
         async for message in prompt:
-            self._inbox.put_nowait(prompt_content(message))
+            self._inbox.put_nowait((prompt_content(message), prompt_origin(message)))
 
     async def receive_messages(self) -> AsyncGenerator[Message, None]:
         """Every message of every run, until `disconnect()`."""
@@ -244,8 +246,8 @@ class FuxiSDKClient:
     async def _serve(self) -> None:
         assert self.session is not None
         while True:
-            content = await self._inbox.get()
-            self._run = Run(self.session)
+            content, origin = await self._inbox.get()
+            self._run = Run(self.session, origin=origin)
             self._turn = asyncio.get_running_loop().create_task(self._play(self._run, content))
             if self._interrupt_next:  # interrupted before it began: it never starts
                 self._interrupt_next = False

@@ -19,7 +19,13 @@ from .mcp_link import start_servers
 from .persist import open_session, recorded
 from .project_link import load_project
 
-__all__ = ["prompt_content", "query"]
+__all__ = ["prompt_content", "prompt_origin", "query"]
+
+
+def prompt_origin(message: Any) -> dict[str, Any] | None:
+    """The `origin` a host stamped on a streaming-input message (None: none)."""
+    origin = message.get("origin") if isinstance(message, dict) else None
+    return dict(origin) if isinstance(origin, dict) else None
 
 
 def prompt_content(message: dict[str, Any] | str) -> str | list[dict[str, Any]]:
@@ -82,7 +88,8 @@ async def _runs(prompt: str | AsyncIterable[dict[str, Any]], options: FuxiAgentO
             raise ResultError(last)
         return
     async for user_message in prompt:
-        run = run_prompt(Run(session), prompt_content(user_message))
+        one = Run(session, origin=prompt_origin(user_message))
+        run = run_prompt(one, prompt_content(user_message))
         async with contextlib.aclosing(recorded(run, session, transcript)) as messages:
             async for message in messages:
                 yield message

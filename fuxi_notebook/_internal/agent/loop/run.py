@@ -83,6 +83,8 @@ class Run:
     #: the API rejected the prompt as too long and the run compacted for it (once per
     #: request: an accepted response resets it)
     compacted_for_rejection: bool = False
+    #: the `origin` the prompt's streaming-input message carried, echoed on the result
+    origin: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.usage_at_start = self.session.usage.snapshot()
@@ -142,6 +144,7 @@ class Run:
             uuid=new_uuid(),
             terminal_reason=terminal_reason or ("completed" if not is_error else None),
             structured_output=structured_output,
+            origin=dict(self.origin) if self.origin is not None else None,
         )
 
 
