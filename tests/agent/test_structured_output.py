@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage, ScriptedModel
-from fuxi_notebook._internal.models.script import text, tool_use
+from fuxi_notebook._internal.models.script import Turn, text, tool_use
 from fuxi_notebook.errors import ConfigurationError
 
 from .helpers import collect, tool_results
@@ -105,3 +105,30 @@ async def test_a_bad_output_format_is_refused_at_startup(tmp_path, output_format
     with pytest.raises(ConfigurationError, match=needle):
         await collect("x", options)
     assert model.requests == []
+
+
+NESTED = {"type": "object", "properties": {
+    "analysis": {"type": "object", "properties": {"word_count": {"type": "number"},
+                                                  "character_count": {"type": "number"}},
+                 "required": ["word_count", "character_count"]},
+    "words": {"type": "array", "items": {"type": "string"}}},
+    "required": ["analysis", "words"]}
+
+
+async def test_a_nested_schema_over_the_wire(fake_api, wire_model, tmp_path):
+    """The comparable SDK's e2e test_nested_structured_output, with the fake API: nested
+    objects and arrays are offered as they are, checked, and come back as given."""
+    wrong = {"analysis": {"word_count": "two"}, "words": "Hello world"}
+    right = {"analysis": {"word_count": 2, "character_count": 11}, "words": ["Hello", "world"]}
+    fake_api.add(Turn([tool_use("StructuredOutput", wrong)]),
+                 Turn([tool_use("StructuredOutput", right)]))
+    options = FuxiAgentOptions(model=wire_model, cwd=tmp_path, permission_mode="acceptEdits",
+                               output_format={"type": "json_schema", "schema": NESTED})
+    messages, error = await collect("Analyze this text: 'Hello world'.", options)
+    result = messages[-1]
+    assert error is None and isinstance(result, ResultMessage) and not result.is_error
+    assert result.structured_output == right
+    offered = {tool["name"]: tool for tool in fake_api.requests[0]["tools"]}
+    assert offered["StructuredOutput"]["input_schema"] == NESTED
+    refused = str(tool_results(fake_api.requests[1]["messages"])[0]["content"])
+    assert "character_count" in refused and "words" in refused  # each error named
