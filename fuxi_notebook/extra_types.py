@@ -165,8 +165,9 @@ class RateLimitEvent:
 
 @dataclass
 class ConversationResetMessage:
-    """The conversation was cleared (`/clear` in the comparable SDK). Not produced: a new
-    conversation here is a new `query()`, client, or `%%fuxi --new` cell."""
+    """The conversation was cleared: `/clear` sent to a `FuxiSDKClient` starts a fresh
+    conversation (a new session) in the same client. `session_id` is the old session's;
+    the messages after it carry the new one. (In a notebook, `%%fuxi --new` does this.)"""
 
     new_conversation_id: str
     uuid: str = ""

@@ -276,6 +276,8 @@ class FuxiAcpAgent:
                 await self.conn.session_update(session_id=state.id, update=update)
             if isinstance(message, ResultMessage):
                 result = message
+        if state.client.session is not state.updates.session:  # `/clear`: a new session
+            state.updates = SessionUpdates(state.client.session)
         for call_id in list(state.updates.open_calls()):  # interrupted before its result
             for update in state.updates.result(call_id, "Interrupted by the user.", True):
                 await self.conn.session_update(session_id=state.id, update=update)

@@ -63,11 +63,12 @@ class FuxiSDKClient:
         self._interrupt_next = False  # interrupt() came before the queued prompt started
         self._transcript: Transcript | None = None  # where each run is saved (persist.py)
         self._mcp: Any = None  # the MCP servers, from connect() to disconnect()
+        self._project: Any = None  # the project settings read at connect()
 
     async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
         """Start the session (validating the options) and optionally send a first prompt."""
         if self._worker is None:
-            project = load_project(self.options)  # read once: its servers, its session
+            project = self._project = load_project(self.options)  # read once, kept for /clear
             self._mcp = await start_servers(self.options, self.options.cwd, project)
             try:
                 self.session, self._transcript = await open_session(
@@ -247,6 +248,9 @@ class FuxiSDKClient:
         assert self.session is not None
         while True:
             content, origin = await self._inbox.get()
+            if isinstance(content, str) and content.strip() == "/clear":
+                await self._clear(origin)
+                continue
             self._run = Run(self.session, origin=origin)
             self._turn = asyncio.get_running_loop().create_task(self._play(self._run, content))
             if self._interrupt_next:  # interrupted before it began: it never starts
@@ -267,6 +271,26 @@ class FuxiSDKClient:
                     "error_during_execution", errors=[f"{type(error).__name__}: {error}"],
                     terminal_reason="model_error")
             await self._save_then_send(result)
+
+    async def _clear(self, origin: dict[str, Any] | None) -> None:
+        """`/clear`: a fresh conversation in this client (a new session: empty history,
+        totals from zero, its own transcript), told by a ConversationResetMessage stamped
+        with the old session's id, then the result of the `/clear` turn (no model call)."""
+        import dataclasses
+        import uuid
+
+        from ...extra_types import ConversationResetMessage
+
+        assert self.session is not None
+        old = self.session.id
+        fresh = dataclasses.replace(self.options, resume=None, continue_conversation=False,
+                                    fork_session=False, session_id=None,
+                                    resume_session_at=None)
+        self.session, self._transcript = await open_session(
+            fresh, extra_tools=self.extra_tools or None, mcp=self._mcp, settings=self._project)
+        self._outbox.put_nowait(ConversationResetMessage(
+            new_conversation_id=str(uuid.uuid4()), uuid=str(uuid.uuid4()), session_id=old))
+        self._outbox.put_nowait(Run(self.session, origin=origin).result("success", text=""))
 
     async def _play(self, run: Run, content: str | list[dict[str, Any]]) -> ResultMessage | None:
         """Pass the run's messages on, all but its result (sent once the run is saved)."""
