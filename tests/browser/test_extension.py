@@ -9,6 +9,7 @@ an editor to markdown.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
 import sys
@@ -164,14 +165,17 @@ def menu(nb: NotebookPage, top: str, item: str) -> None:
 
 
 def kernel_json(nb: NotebookPage, filename: str, timeout: float = 30) -> Any:
-    """What a cell wrote to `filename` (JSON) in the notebook's folder, once it is there."""
+    """What a cell wrote to `filename` (JSON) in the notebook's folder, once it is all
+    there: the cell's `write_text` truncates, then writes, so a file that exists may not
+    be whole yet (a JSON document parses only once its last character is written)."""
     path = nb.lab.root / filename
     deadline = time.monotonic() + timeout
-    while not path.exists():
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            return json.loads(path.read_text())
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{filename} was never written")
+            raise TimeoutError(f"{filename} was never written whole")
         time.sleep(0.1)
-    return json.loads(path.read_text())
 
 
 # The colour the editor of cell `i` draws `text` in (the innermost element that holds it).
