@@ -30,7 +30,7 @@ from ...types import (
     UserMessage,
 )
 from ..common.reminders import REMINDER_OPEN, is_summary
-from ..sessions.redact import redact, redact_text, unfinished_secret
+from ..sessions.redact import redact, redact_text, redacted_chunk
 from ..tools.base import reach_of
 from ..tools.task_list import CHANGING_TOOLS, TASK_TOOLS, parse_checklist
 
@@ -77,12 +77,10 @@ class _Held:
         self.text: dict[int, str] = {}
 
     def add(self, index: int, text: str) -> str:
-        whole = redact_text(self.text.pop(index, "") + text)
-        wait = unfinished_secret(whole)
-        if wait:
-            self.text[index] = whole[-wait:]
-            return whole[:-wait]
-        return whole
+        now, waiting = redacted_chunk(self.text.pop(index, "") + text)
+        if waiting:
+            self.text[index] = waiting
+        return now
 
     def flush(self, index: int | None = None) -> str:
         if index is not None:

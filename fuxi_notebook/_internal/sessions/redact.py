@@ -18,7 +18,7 @@ from typing import Any
 
 from ..common.secret_names import is_secret_env_name
 
-__all__ = ["REDACTED", "redact", "redact_text", "unfinished_secret"]
+__all__ = ["REDACTED", "redact", "redact_text", "redacted_chunk", "unfinished_secret"]
 
 REDACTED = "[REDACTED]"
 
@@ -232,3 +232,12 @@ def unfinished_secret(text: str, *, secrets: Iterable[str] = ()) -> int:
                 longest = size
                 break
     return longest
+
+
+def redacted_chunk(text: str) -> tuple[str, str]:
+    """A streamed chunk (with what the stream held back before it), redacted and split:
+    (what can be sent now, the end that could be the start of a secret and waits for the
+    next chunk). Shared by every stream that leaves the package: kernel output, ACP."""
+    whole = redact_text(text)
+    wait = unfinished_secret(whole)
+    return (whole[:-wait], whole[-wait:]) if wait else (whole, "")

@@ -90,7 +90,7 @@ class OutputRedaction:
     def _stream(self, stream: Any, message: dict[str, Any] | None, body: dict[str, Any],
                 parent: Any, ident: Any) -> dict[str, Any] | None:
         """The chunk to send now (None: nothing yet), holding back a possible secret start."""
-        from ...sessions.redact import redact_text, unfinished_secret
+        from ...sessions.redact import redacted_chunk
 
         text = body.get("text")
         if not isinstance(text, str):
@@ -98,15 +98,13 @@ class OutputRedaction:
         key = (_parent_id(message, parent), str(body.get("name")))
         with self._lock:
             held = self._held.pop(key, None)
-            whole = redact_text((held.text if held else "") + text)
-            wait = unfinished_secret(whole)
-            if wait:
+            whole, waiting = redacted_chunk((held.text if held else "") + text)
+            if waiting:
                 parent_header = message["parent_header"] if message is not None else parent
                 self._held[key] = _Held(stream, ident, body.get("name"), parent_header,
-                                        whole[-wait:], time.monotonic())
+                                        waiting, time.monotonic())
                 if held is None:  # one timer a hold, however many chunks extend it
                     self._wake(key, HOLD_SECONDS)
-                whole = whole[:-wait]
         return {**body, "text": whole} if whole else None
 
     def _wake(self, key: tuple[str, str], after: float) -> None:
