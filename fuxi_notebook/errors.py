@@ -24,7 +24,8 @@ the model can read. This module imports nothing from the rest of the package.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .types import ResultMessage
@@ -101,13 +102,53 @@ class ProcessError(FuxiSDKError):
 
 
 class ResultError(ProcessError):
-    """A single-shot `query()` ended with an error result; the result is attached."""
+    """A single-shot `query()` ended with an error result (yielded just before this).
 
-    def __init__(self, result: ResultMessage) -> None:
-        detail = "; ".join(result.errors or []) or result.subtype
-        super().__init__(detail, stderr="\n".join(result.errors) if result.errors else None)
-        self.result = result
-        self.subtype = result.subtype
+    It carries the result's payload, as the comparable SDK's `ResultError` does, so code
+    can branch on why the run failed without matching text::
+
+        except ResultError as e:
+            if e.terminal_reason == "api_error" and e.api_error_status == 529: ...
+
+    Attributes:
+        subtype: the result's subtype (`error_max_turns`, `error_during_execution`, …).
+        errors: the result's error texts (the exception's text is them, joined).
+        result: the result's text (None on an error result here: `result` is for success).
+        api_error_status: the HTTP status of the API call that ended the run, if one did.
+        terminal_reason: why the loop ended (`max_turns`, `api_error`, `budget_exhausted`…).
+        session_id: the session to resume.
+        data: the result as a dict (`uuid` included), as the comparable SDK's `data`.
+        result_message: the ResultMessage itself.
+    """
+
+    def __init__(self, result: ResultMessage | str, data: dict[str, Any] | None = None,
+                 exit_code: int | None = 1) -> None:
+        # A text first argument is the exception protocol's `type(e)(*e.args)` (copy,
+        # pickle); the attributes come back from __dict__ afterwards.
+        message = result if isinstance(result, str) else None
+        self.result_message: ResultMessage | None = None if isinstance(result, str) else result
+        if self.result_message is not None:
+            data = {"type": "result", **dataclasses.asdict(self.result_message)}
+        data = data if isinstance(data, dict) else {}
+        self.data = data
+        self.subtype: str | None = _text_or_none(data.get("subtype"))
+        raw = data.get("errors")
+        self.errors: list[str] = [e.strip() for e in raw if isinstance(e, str) and e.strip()] \
+            if isinstance(raw, list) else []
+        self.result: str | None = _text_or_none(data.get("result"))
+        status = data.get("api_error_status")
+        self.api_error_status: int | None = status if isinstance(status, int) else None
+        self.terminal_reason: str | None = _text_or_none(data.get("terminal_reason"))
+        self.session_id: str | None = _text_or_none(data.get("session_id"))
+        detail = message or "; ".join(self.errors) or self.result or self.subtype or (
+            f"API error (HTTP {self.api_error_status})" if self.api_error_status
+            else "unknown error")
+        super().__init__(detail, exit_code=exit_code,
+                         stderr="\n".join(self.errors) if self.errors else None)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 class CLIConnectionError(FuxiSDKError):

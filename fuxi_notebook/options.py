@@ -203,6 +203,9 @@ class FuxiAgentOptions:
         fork_session: with `resume` / `continue_conversation`, go on under a new id and
             leave the original as it was.
         resume_session_at: with `resume`, load the history only up to this message uuid.
+        resume_drops_turn: with `resume_session_at`, the uuid of the prompt whose turn the
+            cut drops. The resume is refused (a `ProcessError` saying "Resume rejected by
+            --resume-drops-turn: …") unless everything after the cut is that one turn.
         session_store: where sessions are kept (a `SessionStore`; None = files under
             `~/.fuxi/projects/`).
         plugins: `{"type": "local", "path": ...}` folders with agents, commands and skills.
@@ -264,6 +267,7 @@ class FuxiAgentOptions:
     session_id: str | None = None
     fork_session: bool = False
     resume_session_at: str | None = None
+    resume_drops_turn: str | None = None
     session_store: Any = None
     plugins: list[dict[str, Any]] = field(default_factory=list)
     session_store_flush: Literal["batched", "eager"] = "batched"
@@ -285,7 +289,6 @@ class FuxiAgentOptions:
     max_buffer_size: int | None = None
     debug_stderr: Any = None
     include_hook_events: bool = False
-    resume_drops_turn: str | None = None
     sandbox: dict[str, Any] | None = None
     enable_file_checkpointing: bool = False
     task_budget: dict[str, Any] | None = None
@@ -304,7 +307,6 @@ NO_EFFECT: dict[str, str] = {
     "permission_prompt_tool_name": "approvals go through can_use_tool (or the notebook's "
                                    "card), not an MCP tool",
     "include_hook_events": "hook events are not yielded as messages",
-    "resume_drops_turn": "resume_session_at branches a session without this check",
     "sandbox": "there is no OS sandbox: every command is judged by the permission "
                "engine's analysis instead",
     "task_budget": "no API-side task budget is sent; max_budget_usd limits the cost",

@@ -164,3 +164,21 @@ def test_stderr_callback_example(fake_api, tmp_path):
     assert out.splitlines() == [
         "success - 0 stderr lines", "success - 2 stderr lines in debug mode",
         "first: request 1 to claude-sonnet-5-5: 1 messages"]
+
+
+def test_max_budget_usd_example(fake_api, tmp_path):
+    """The comparable SDK's budget example, in our words: within budget a run succeeds;
+    over it, the run stops before the next request with `error_max_budget_usd`, and the
+    single-shot query() raises ResultError after yielding that result (the seed: the
+    raise is deliberate, for every error result; the comparable SDK raises too)."""
+    (tmp_path / "README.md").write_text("# Notes\nA short file.\n")
+    fake_api.add(Turn([text("4")]), Turn([text("4")]),
+                 Turn([tool_use("Read", {"file_path": "README.md"})]))
+    out = _run("max_budget_usd.py", fake_api, tmp_path)
+    lines = out.splitlines()
+    assert lines[0].startswith("no budget: success after 1 turn(s), $0.0")
+    assert lines[1].startswith("$0.10: success after 1 turn(s), $0.0")
+    assert lines[2].startswith("$0.0001: error_max_budget_usd after 1 turn(s), $0.0")
+    assert lines[3] == ("$0.0001: raised ResultError (budget_exhausted): "
+                        "Reached maximum budget ($0.0001)")
+    assert len(lines) == 4 and len(fake_api.requests) == 3  # the Read's result was never sent

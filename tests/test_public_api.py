@@ -145,7 +145,14 @@ def test_the_comparable_sdks_error_names_catch_what_they_meant():
                            errors=["Reached maximum number of turns (2)"])
     error = ResultError(failed)
     assert error.exit_code == 1 and error.stderr == "Reached maximum number of turns (2)"
-    assert error.result is failed and str(error) == "Reached maximum number of turns (2)"
+    assert error.result_message is failed and str(error) == "Reached maximum number of turns (2)"
+    assert (error.subtype, error.errors, error.result, error.session_id) == (
+        "error_max_turns", ["Reached maximum number of turns (2)"], None, "s")
+    assert error.data["uuid"] is None and error.data["num_turns"] == 3
+    import copy
+    import pickle
+    for again in (copy.copy(error), pickle.loads(pickle.dumps(error))):
+        assert str(again) == str(error) and again.subtype == "error_max_turns"
 
 
 async def test_a_client_used_before_connect_is_a_connection_error(tmp_path):

@@ -20,6 +20,15 @@ async def collect(prompt: Any, options: FuxiAgentOptions) -> tuple[list[Message]
     return messages, None
 
 
+def block_texts(message: dict[str, Any]) -> list[str | None]:
+    """Each content block's text (None for a block without one) of a stored message; a
+    transcript keeps a plain prompt as a string, which is one text block here."""
+    content = message["content"]
+    if isinstance(content, str):
+        return [content]
+    return [block.get("text") for block in content]
+
+
 def tool_results(request_messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The tool_result blocks of the last user message of a request."""
     last = request_messages[-1]

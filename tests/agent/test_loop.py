@@ -93,7 +93,7 @@ async def test_max_turns_counts_tool_turns_and_raises_after_the_result(tmp_path)
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.subtype == "error_max_turns"
     assert result.is_error and result.result is None
-    assert error is not None and error.result is result
+    assert error is not None and error.result_message is result
     assert "maximum number of turns" in str(error)
     assert (tmp_path / "one").exists()
     assert not (tmp_path / "two").exists()  # the call past the limit never ran

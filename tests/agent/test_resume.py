@@ -26,7 +26,7 @@ from fuxi_notebook._internal.sessions.store import (
 from fuxi_notebook.errors import ConfigurationError
 from fuxi_notebook.testing import text, tool_use
 
-from .helpers import collect
+from .helpers import block_texts, collect
 
 
 def _texts(request) -> list[str]:
@@ -56,7 +56,7 @@ async def test_resume_gives_the_model_the_earlier_conversation(tmp_path):
     model, later = await _run("What is my name?", tmp_path, "Ada.", resume=session_id)
     assert _texts(model.requests[0]) == ["My name is Ada.", "Hello Ada.", "What is my name?"]
     assert later[0].data["session_id"] == later[-1].session_id == session_id
-    assert [m.message["content"][0]["text"] for m in get_session_messages(
+    assert [block_texts(m.message)[0] for m in get_session_messages(
         session_id, tmp_path)] == ["My name is Ada.", "Hello Ada.", "What is my name?", "Ada."]
 
 
@@ -171,7 +171,7 @@ async def test_a_client_resumes_and_saves_each_run(tmp_path):
             await client.query(prompt)
             [m async for m in client.receive_response()]
             # saved before the result arrived: another process could resume now
-            said = [m.message["content"][0]["text"]
+            said = [block_texts(m.message)[0]
                     for m in get_session_messages(session_id, tmp_path)]
             assert said[-2:] == [prompt, {"two": "2", "three": "3"}[prompt]]
     assert _texts(model.requests[1]) == ["one", "1", "two", "2", "three"]

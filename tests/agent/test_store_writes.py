@@ -32,7 +32,7 @@ from fuxi_notebook._internal.sessions.store import (
 )
 from fuxi_notebook.errors import ConfigurationError
 
-from .helpers import collect, result_text, tool_results
+from .helpers import block_texts, collect, result_text, tool_results
 
 
 class _WatchedStore(InMemorySessionStore):
@@ -117,7 +117,7 @@ async def test_eager_writing_never_holds_up_the_stream(tmp_path):
                 assert store.committed == [] and not gate.is_set()  # ... the store held
                 gate.set()
             if isinstance(message, ResultMessage):  # flushed before the result
-                assert [e["message"]["content"][0].get("text") for e in store.committed
+                assert [block_texts(e["message"])[0] for e in store.committed
                         ] == ["look", "Checking.", None, "Checked."]
     assert seen[-1].subtype == "success"
 

@@ -31,7 +31,7 @@ from fuxi_notebook._internal.sessions.store import (
     project_key_for_directory,
 )
 
-from .helpers import collect, result_text, tool_results
+from .helpers import block_texts, collect, result_text, tool_results
 from .subagent_helpers import agent_call, delegating, worker
 
 
@@ -53,7 +53,7 @@ async def test_a_subagents_conversation_is_saved_beside_the_session(tmp_path):
     assert list_subagents(session_id) == [agent_id]  # found in any project
     saved = get_subagent_messages(session_id, agent_id, tmp_path)
     assert [m.type for m in saved] == ["user", "assistant", "user", "assistant"]
-    assert saved[0].message["content"][0]["text"] == "find the config"
+    assert block_texts(saved[0].message)[0] == "find the config"
     assert saved[-1].message["content"] == [{"type": "text", "text": "It is app.cfg."}]
     assert all(m.session_id == session_id and m.parent_tool_use_id == "toolu_01"
                and m.parent_agent_id is None for m in saved)
@@ -83,7 +83,7 @@ async def test_subagent_transcripts_go_to_the_options_store_and_with_the_session
     session_id, agent_id = messages[-1].session_id, _agent_id(model)
     assert await list_subagents_from_store(store, session_id, tmp_path) == [agent_id]
     saved = await get_subagent_messages_from_store(store, session_id, agent_id, tmp_path)
-    assert [m.message["content"][-1]["text"] for m in saved] == ["find the config", "Done."]
+    assert [block_texts(m.message)[-1] for m in saved] == ["find the config", "Done."]
     assert list_subagents(session_id, tmp_path) == []  # no file was written
     await delete_session_via_store(store, session_id, tmp_path)
     assert await list_subagents_from_store(store, session_id, tmp_path) == []
@@ -98,7 +98,7 @@ async def test_a_nested_subagent_names_the_agent_that_started_it(tmp_path, monke
     session_id = messages[-1].session_id
     saved = {agent: get_subagent_messages(session_id, agent, tmp_path)
              for agent in list_subagents(session_id, tmp_path)}
-    by_task = {m[0].message["content"][0]["text"]: (agent, m) for agent, m in saved.items()}
+    by_task = {block_texts(m[0].message)[0]: (agent, m) for agent, m in saved.items()}
     (outer_id, outer), (_, inner) = by_task["outer"], by_task["inner"]
     assert {(m.parent_tool_use_id, m.parent_agent_id) for m in outer} == {("toolu_01", None)}
     assert {(m.parent_tool_use_id, m.parent_agent_id) for m in inner} == {
@@ -129,7 +129,7 @@ async def test_an_interrupted_subagent_keeps_what_it_had_done(tmp_path):
     session_id = stopped[-1].session_id
     [agent_id] = list_subagents(session_id, tmp_path)
     saved = get_subagent_messages(session_id, agent_id, tmp_path)
-    assert saved[0].message["content"][0]["text"] == "wait for it"
+    assert block_texts(saved[0].message)[0] == "wait for it"
     assert saved[1].message["content"][0]["name"] == "mcp__probe__wait"
 
 

@@ -38,6 +38,7 @@ from fuxi_notebook._internal.sessions.store import (
 from fuxi_notebook.errors import ConfigurationError
 from fuxi_notebook.types import new_uuid
 
+from ..agent.helpers import block_texts
 from .helpers import run_messages
 from .notebooks import FORK, SID, exchange, write_notebook
 
@@ -90,7 +91,7 @@ async def test_messages_follow_the_conversation_with_paging(store, tmp_path):
     await _save(store, tmp_path, "s", ["one", "two"])
     messages = await get_session_messages_from_store(store, "s", tmp_path)
     assert [m.type for m in messages] == ["user", "assistant", "user", "assistant"]
-    assert messages[2].message == {"role": "user", "content": [{"type": "text", "text": "two"}]}
+    assert messages[2].message == {"role": "user", "content": "two"}  # a plain prompt: a string
     assert all(m.session_id == "s" and m.parent_tool_use_id is None for m in messages)
     page = await get_session_messages_from_store(store, "s", tmp_path, limit=2, offset=1)
     assert [m.uuid for m in page] == [m.uuid for m in messages[1:3]]
@@ -216,7 +217,9 @@ def test_a_notebooks_sessions_are_listed_and_read_like_any_others(tmp_path):
     assert infos[1].last_modified == 1767607500000  # 2026-01-05 10:05 UTC, cell b
     assert get_session_info(SID, str(path)).created_at == 1767607200000  # cell a
     own = get_session_messages(SID, path)
-    assert [m.message for m in own] == run_messages() + exchange("Now add a test", "Added.")
+    _, answer = exchange("Now add a test", "Added.")
+    assert [m.message for m in own] == [  # the SDK run's plain prompt is kept as a string
+        *run_messages(), {"role": "user", "content": "Now add a test"}, answer]
     forked = get_session_messages(FORK, path)
     assert [m.message for m in forked[:8]] == [m.message for m in own[:8]]
     assert forked[-1].message["content"] == [{"type": "text", "text": "Other."}]
@@ -253,7 +256,7 @@ async def test_subagents_are_listed_and_read_over_any_store(store, tmp_path):
     assert await list_subagents_from_store(store, "s", tmp_path) == ["a1"]
     assert await list_subagents_from_store(store, "nope", tmp_path) == []
     messages = await get_subagent_messages_from_store(store, "s", "a1", tmp_path)
-    assert [m.message["content"][0]["text"] for m in messages] == ["the task", "answer 0"]
+    assert [block_texts(m.message)[0] for m in messages] == ["the task", "answer 0"]
     assert {(m.session_id, m.parent_tool_use_id, m.parent_agent_id) for m in messages} == {
         ("s", "toolu_01", None)}
     assert await get_subagent_messages_from_store(store, "s", "a2", tmp_path) == []

@@ -52,7 +52,8 @@ def test_project_overrides_user_and_builtin_but_not_default(tmp_path):
 
 def test_unknown_name_warns_and_uses_default(tmp_path):
     choice = choose_output_style("Pirate", [], tmp_path)
-    assert choice.name == "default"
+    assert choice.name == "default" and choice.text == choose_output_style(None, [], tmp_path).text
+    assert choice.reported == "Pirate"  # the init message names the setting in force
     assert "unknown output style 'Pirate'" in choice.warnings[0]
 
 

@@ -29,7 +29,7 @@ from collections.abc import AsyncGenerator, Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ...errors import ConfigurationError
+from ...errors import ConfigurationError, ProcessError
 from ...options import FuxiAgentOptions
 from ...types import Message, ResultMessage, new_uuid
 from .assemble import build_session
@@ -130,6 +130,9 @@ def _check(options: FuxiAgentOptions) -> None:
                                  "forks the session they load")
     if options.resume_session_at is not None and options.resume is None:
         raise ConfigurationError("resume_session_at needs resume (the session it cuts)")
+    if options.resume_drops_turn is not None and options.resume_session_at is None:
+        raise ConfigurationError("resume_drops_turn needs resume_session_at (the cut whose "
+                                 "dropped turn it names)")
     if store is not None and options.enable_file_checkpointing:
         raise ConfigurationError("session_store cannot be combined with "
                                  "enable_file_checkpointing (checkpoints are kept on this "
@@ -160,11 +163,40 @@ async def _conversation(options: FuxiAgentOptions, store: _Reader, project: str,
         history, pending, written = conversation_parts(kept)
     except ConfigurationError as error:
         raise ConfigurationError(f"session {source}: {error}") from None
+    if options.resume_drops_turn is not None:
+        _check_dropped_turn(chain(entries), kept, options.resume_drops_turn)
     conversation = Conversation(id=source, history=history, pending_results=pending)
     if options.fork_session:  # the copy goes on; the original stays as it is
         new_id = await _unused(options.session_id, store, project)
         return conversation.forked(new_id), []
     return conversation, written
+
+
+def _check_dropped_turn(whole: list[dict[str, Any]], kept: list[dict[str, Any]],
+                        prompt: str) -> None:
+    """Refuse a cut that would drop more than the turn of `prompt`: everything after the
+    cut must be that prompt and what answered it (tool calls, their results), never
+    another prompt the caller may not have seen. The comparable CLI's check, and its
+    words, which callers match on."""
+    from ..sessions.entries import is_prompt
+
+    def refuse(why: str) -> ProcessError:
+        return ProcessError(f"Resume rejected by --resume-drops-turn: {why}")
+
+    cut = kept[-1]["uuid"] if kept else None
+    at = next((i for i, entry in enumerate(whole) if entry["uuid"] == cut), None)
+    if at is None:
+        raise refuse(f"the cut {cut} is not on the session's current branch")
+    dropped = whole[at + 1:]
+    if not dropped:
+        raise refuse("nothing follows the cut, so there is no turn to drop")
+    first = dropped[0]
+    if not is_prompt(first) or prompt not in (first["uuid"], *(first.get("message_uuids") or ())):
+        raise refuse(f"the entry after the cut is {first['uuid']}, not the prompt {prompt}")
+    later = next((entry for entry in dropped[1:] if is_prompt(entry)), None)
+    if later is not None:
+        raise refuse(f"the dropped range also holds the prompt {later['uuid']}, which is "
+                     "not part of that turn")
 
 
 async def _latest(store: _Reader, project: str) -> str | None:

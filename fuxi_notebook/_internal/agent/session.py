@@ -263,7 +263,7 @@ class Session:
             "plugins": [plugin.listed() for plugin in self.plugins.found],
             "plugin_errors": list(self.plugins.errors),
             "skills": skill_names(self.registry),
-            "output_style": self.project.output_style.name,
+            "output_style": self.project.output_style.reported,
             "available_output_styles": list(self.project.output_style.available),
             "held_back": [item.line() for item in self.project.held_back],
             "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",

@@ -5,6 +5,7 @@ One entry per Messages-API message of the conversation::
     {"type": "user" | "assistant", "uuid": "<uuid>", "parentUuid": "<uuid>" | null,
      "session_id": "<id>", "timestamp": "2026-05-08T10:00:00.123Z", "cwd": "/abs/dir",
      "message": {"role": "user" | "assistant", "content": [<API content blocks>]},
+                                         # (a plain-text prompt: "content": "<text>")
      "message_uuids": ["<uuid>", ...],   # optional: the uuids of the AssistantMessage /
                                          # UserMessage objects a run yielded for it
      "gitBranch": "main"}                # optional
@@ -39,7 +40,8 @@ from ...errors import ConfigurationError
 from ..common.reminders import REMINDER_OPEN
 
 __all__ = ["REMINDER_OPEN", "SUBAGENT_PREFIX", "SessionStoreEntry", "chain",
-           "conversation_parts", "find_entry", "fold_summary", "is_message", "message_entry",
+           "conversation_parts", "find_entry", "fold_summary", "is_message", "is_prompt",
+           "message_entry",
            "meta_entry", "now_iso", "remapped", "text_of", "timestamp_ms"]
 
 #: a subagent's transcript is the side transcript (SessionKey `subpath`) this + its id
@@ -97,7 +99,14 @@ def message_entry(message: dict[str, Any], *, uuid: str, parent: str | None,
                   session_id: str, cwd: str | None, aliases: Iterable[str] = (),
                   git_branch: str | None = None, timestamp: str | None = None
                   ) -> dict[str, Any]:
-    """The entry of one API message."""
+    """The entry of one API message. A prompt that is one plain text block is kept as a
+    string, as the comparable CLI keeps it (code reading `message["content"]` of a
+    transcript compares it with the prompt); loading makes it a block again."""
+    content = message.get("content")
+    if (message["role"] == "user" and isinstance(content, list) and len(content) == 1
+            and isinstance(content[0], dict) and content[0].keys() == {"type", "text"}
+            and content[0]["type"] == "text" and isinstance(content[0]["text"], str)):
+        message = {**message, "content": content[0]["text"]}
     entry: dict[str, Any] = {"type": message["role"], "uuid": uuid, "parentUuid": parent,
                              "session_id": session_id, "timestamp": timestamp or now_iso(),
                              "cwd": cwd, "message": message}
@@ -119,6 +128,23 @@ def is_message(entry: Any) -> TypeGuard[dict[str, Any]]:
     return (isinstance(entry, dict) and entry.get("type") in ("user", "assistant")
             and isinstance(entry.get("uuid"), str) and isinstance(entry.get("message"), dict)
             and entry["message"].get("role") in ("user", "assistant"))
+
+
+def is_prompt(entry: dict[str, Any]) -> bool:
+    """A user message entry someone typed (or a host sent), not one the loop added
+    within a turn: tool results and `<system-reminder>`s (hook feedback, a reminder to
+    answer in the schema) do not count."""
+    if not is_message(entry) or entry["type"] != "user":
+        return False
+    content = entry["message"].get("content")
+    return any(_typed(b) for b in _blocks(content))
+
+
+def _typed(block: dict[str, Any]) -> bool:
+    if block.get("type") == "tool_result":
+        return False
+    return block.get("type") != "text" or not str(block.get("text", "")).startswith(
+        REMINDER_OPEN)
 
 
 def find_entry(entries: list[dict[str, Any]], uuid: str) -> dict[str, Any] | None:

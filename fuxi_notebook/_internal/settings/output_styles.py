@@ -77,16 +77,24 @@ BUILTIN_STYLES: tuple[OutputStyle, ...] = (
 
 @dataclass(frozen=True)
 class OutputStyleChoice:
-    """The chosen style (for the init message's `output_style`), the names to choose
-    from (`available_output_styles`), and warnings."""
+    """The chosen style, the names to choose from (`available_output_styles`), and
+    warnings. `unknown` is a name the settings asked for that no style has: the default
+    style applies, and the init message still reports the name asked for, as the
+    comparable CLI does (the warning says it is not applied)."""
 
     style: OutputStyle
     available: tuple[str, ...]
     warnings: tuple[str, ...] = field(default=())
+    unknown: str | None = None
 
     @property
     def name(self) -> str:
         return self.style.name
+
+    @property
+    def reported(self) -> str:
+        """The init message's `output_style`: the setting in force."""
+        return self.unknown or self.style.name
 
     @property
     def text(self) -> str:
@@ -176,5 +184,6 @@ def choose_output_style(name: str | None, sources: Iterable[str], root: Path, *,
     if chosen is None:
         warnings.append(f"unknown output style {name!r}; the default style is used "
                         f"(available: {', '.join(available)})")
-        chosen = styles[DEFAULT_STYLE]
+        return OutputStyleChoice(styles[DEFAULT_STYLE], available, tuple(warnings),
+                                 unknown=name)
     return OutputStyleChoice(chosen, available, tuple(warnings))

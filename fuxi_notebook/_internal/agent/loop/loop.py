@@ -158,7 +158,8 @@ async def _recover(run: Run, error: ModelError, retry: list[bool]) -> AsyncGener
         yield informational(repaired)
         retry.append(True)
         return
-    yield run.result("error_during_execution", errors=[str(error)], terminal_reason="api_error")
+    yield run.result("error_during_execution", errors=[str(error)], terminal_reason="api_error",
+                     api_error_status=error.status)
 
 
 async def _answered(run: Run, response: ModelResponse,

@@ -118,8 +118,8 @@ class Run:
         return len(turns)
 
     def result(self, subtype: str, *, text: str | None = None, errors: list[str] | None = None,
-               terminal_reason: str | None = None,
-               structured_output: Any = None) -> ResultMessage:
+               terminal_reason: str | None = None, structured_output: Any = None,
+               api_error_status: int | None = None) -> ResultMessage:
         """The ResultMessage that ends this run."""
         session = self.session
         is_error = subtype != "success"
@@ -141,6 +141,7 @@ class Run:
             model_usage=session.usage.model_usage(),
             permission_denials=list(self.denials),
             errors=errors,
+            api_error_status=api_error_status,
             uuid=new_uuid(),
             terminal_reason=terminal_reason or ("completed" if not is_error else None),
             structured_output=structured_output,
