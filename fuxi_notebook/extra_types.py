@@ -199,8 +199,9 @@ class ServerToolResultBlock:
 
 @dataclass
 class DeferredToolUse:
-    """A tool call a hook deferred to the caller. Not produced: a `PreToolUse` hook here
-    allows, denies or asks."""
+    """The tool call a `PreToolUse` hook deferred (`permissionDecision: "defer"`): the
+    run ended before it ran (`ResultMessage.deferred_tool_use`, terminal reason
+    `tool_deferred`), so the caller can decide it and resume."""
 
     id: str
     name: str

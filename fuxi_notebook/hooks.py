@@ -67,7 +67,8 @@ class HookOutcome:
     """The merged result of all callbacks that ran for one event."""
 
     ran: int = 0  # callbacks that ran (failed ones included)
-    decision: _Decision | None = None  # PreToolUse: deny > ask > allow
+    decision: _Decision | None = None  # PreToolUse: deny > (defer) > ask > allow
+    defer: bool = False  # PreToolUse: a callback deferred the call (and none denied it)
     block: bool = False  # some callback returned decision "block"
     reason: str | None = None  # reasons of the winning decision (or of the blocks), "; "-joined
     updated_input: dict[str, Any] | None = None  # from the winning allow/ask, last registered
@@ -204,7 +205,8 @@ def _parse(event: str, raw: object) -> HookOutcome:
         raise _InvalidOutput(f"decision must be 'block', got {decision!r:.80}")
     specific = raw.get("hookSpecificOutput")
     if specific is not None and _parse_specific(event, specific, op) == "defer":
-        return HookOutcome(ran=1)
+        op.defer, op.updated_input = True, None  # updatedInput is ignored with defer
+        return op
     if event == "PreToolUse" and decision is not None:  # legacy approve/block spelling
         legacy: _Decision = "deny" if decision == "block" else "allow"
         if op.decision is None or _RANK[legacy] > _RANK[op.decision]:
@@ -301,11 +303,17 @@ def _merge(opinions: list[HookOutcome]) -> HookOutcome:
 def _merge_decision(out: HookOutcome, opinions: list[HookOutcome]) -> None:
     """Pick the strictest PreToolUse decision and the updatedInput that goes with it."""
     ranked = [op for op in opinions if op.decision]
+    if not ranked and any(op.defer for op in opinions):
+        out.defer, out.reason = True, _join(op.reason for op in opinions if op.defer)
+        return
     if not ranked:  # updatedInput without a decision: normal evaluation of the new input
         inputs = [op.updated_input for op in opinions if op.updated_input is not None]
         out.updated_input = inputs[-1] if inputs else None
         return
     top = max(_RANK[op.decision] for op in ranked if op.decision)
+    if top < _RANK["deny"] and any(op.defer for op in opinions):  # deny > defer > ask > allow
+        out.defer, out.reason = True, _join(op.reason for op in opinions if op.defer)
+        return
     winners = [op for op in ranked if op.decision and _RANK[op.decision] == top]
     out.decision = winners[0].decision
     out.reason = _join(op.reason for op in winners)

@@ -127,6 +127,9 @@ class ResultMessage:
     structured_output: Any = None
     model_usage: dict[str, Any] | None = None
     permission_denials: list[dict[str, Any]] | None = None
+    #: the call a PreToolUse hook deferred (`permissionDecision: "defer"`), which ended
+    #: the run (a `DeferredToolUse` with `id`, `name`, `input`; None otherwise)
+    deferred_tool_use: Any = None
     errors: list[str] | None = None
     api_error_status: int | None = None
     uuid: str | None = None

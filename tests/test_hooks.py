@@ -321,10 +321,24 @@ async def test_async_output_is_no_opinion(key: str) -> None:
     assert (outcome.ran, outcome.decision, outcome.failures) == (1, None, [])
 
 
-async def test_defer_is_no_opinion() -> None:
+async def test_defer_defers_and_ignores_updated_input() -> None:
     outcome = await run("PreToolUse", returning(pre("defer", "later", updatedInput={"a": 1})))
-    assert (outcome.decision, outcome.reason, outcome.updated_input) == (None, None, None)
+    assert (outcome.defer, outcome.decision, outcome.reason, outcome.updated_input) == (
+        True, None, "later", None)
     assert outcome.failures == []
+
+
+@pytest.mark.parametrize(("others", "defer", "decision"), [
+    (["deny"], False, "deny"),  # deny > defer
+    (["ask"], True, None),  # defer > ask
+    (["allow"], True, None),  # defer > allow
+    ([None], True, None),
+])
+async def test_defer_ranks_below_deny_only(others: list, defer: bool, decision: str | None
+                                           ) -> None:
+    callbacks = [returning(pre(d, "other"), name=f"cb{i}") for i, d in enumerate(others)]
+    outcome = await run("PreToolUse", returning(pre("defer", "later"), name="d"), *callbacks)
+    assert (outcome.defer, outcome.decision) == (defer, decision)
 
 
 async def test_suppress_output_and_empty_output_are_accepted() -> None:

@@ -177,14 +177,22 @@ async def test_a_client_resumes_and_saves_each_run(tmp_path):
     assert _texts(model.requests[1]) == ["one", "1", "two", "2", "three"]
 
 
-async def test_a_store_in_the_options_is_used_and_no_file_is_written(tmp_path):
+async def test_a_store_in_the_options_mirrors_the_local_file_and_resumes_from_it(
+        tmp_path, monkeypatch):
+    """As the comparable SDK's CLI does: the local transcript is written and the store
+    gets a mirror of it; a resume reads the store (the local file may be gone)."""
     store = InMemorySessionStore()
     _, first = await _run("remember 7", tmp_path, "ok", session_store=store)
+    [local] = _session_files(tmp_path)
+    local.unlink()
     model, _ = await _run("what number?", tmp_path, "7", session_store=store,
                           resume=first[-1].session_id)
     assert _texts(model.requests[0]) == ["remember 7", "ok", "what number?"]
-    assert _session_files(tmp_path) == []
     assert len(await store.list_sessions(project_key_for_directory(tmp_path))) == 1
+    assert len(get_session_messages(first[-1].session_id, tmp_path)) == 2  # this run's
+    monkeypatch.setenv("FUXI_SKIP_SESSION_PERSISTENCE", "1")  # then only the store
+    _, third = await _run("and now?", tmp_path, "7", session_store=store)
+    assert third[-1].session_id not in {s.session_id for s in list_sessions(tmp_path)}
 
 
 async def test_persistence_can_be_switched_off(tmp_path, monkeypatch):

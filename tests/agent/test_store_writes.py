@@ -180,10 +180,13 @@ async def test_hooks_are_told_the_transcript_file(tmp_path, monkeypatch):
     path = FileSessionStore().path({"project_key": project_key_for_directory(tmp_path),
                                     "session_id": messages[-1].session_id})
     assert paths == [str(path)] and path.is_file()
-    await collect("hi", options(session_store=InMemorySessionStore()))  # not a file
+    mirrored, _ = await collect("hi", options(session_store=InMemorySessionStore()))
+    local = FileSessionStore().path({"project_key": project_key_for_directory(tmp_path),
+                                     "session_id": mirrored[-1].session_id})
     monkeypatch.setenv("FUXI_SKIP_SESSION_PERSISTENCE", "1")
     await collect("hi", options())  # not written
-    assert paths == [str(path), None, None]
+    await collect("hi", options(session_store=InMemorySessionStore()))  # not a file
+    assert paths == [str(path), str(local), None, None] and local.is_file()
 
 
 async def test_a_client_writes_eagerly_too(tmp_path):

@@ -84,7 +84,7 @@ async def test_subagent_transcripts_go_to_the_options_store_and_with_the_session
     assert await list_subagents_from_store(store, session_id, tmp_path) == [agent_id]
     saved = await get_subagent_messages_from_store(store, session_id, agent_id, tmp_path)
     assert [block_texts(m.message)[-1] for m in saved] == ["find the config", "Done."]
-    assert list_subagents(session_id, tmp_path) == []  # no file was written
+    assert list_subagents(session_id, tmp_path) == [agent_id]  # the local copy, mirrored
     await delete_session_via_store(store, session_id, tmp_path)
     assert await list_subagents_from_store(store, session_id, tmp_path) == []
 

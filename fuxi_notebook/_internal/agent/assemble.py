@@ -105,9 +105,10 @@ def _checkpoints(session: Session, *, memory: bool = False) -> Any:
         return None
     from ..checkpoints.history import FileHistory
     from ..checkpoints.watch import FileCheckpoints
-    from ..common.switches import config_dir
+    from ..common.switches import config_dir, config_dir_of
 
-    folder = None if memory else config_dir() / "file-history" / session.id
+    with config_dir_of(session.options.env):
+        folder = None if memory else config_dir() / "file-history" / session.id
     return FileCheckpoints(session.permissions.roots, FileHistory(folder))
 
 

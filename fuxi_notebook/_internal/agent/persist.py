@@ -12,10 +12,14 @@ in the background as the run yields it (transcript_writer.py). Hooks get the JSO
 `transcript_path` when the store is a `FileSessionStore`.
 
 Writing to the default files is on, as in the comparable SDK; `FUXI_SKIP_SESSION_PERSISTENCE=1`
-turns it off (a `session_store` given in the options is always written). The notebook keeps
-its sessions in the .ipynb and does not come through here. A conversation loaded from a
-store gets its messages back, never "Always allow" rules: a transcript is data anyone
-could have edited.
+turns it off (a `session_store` given in the options is always written). With a
+`session_store`, the local files are written too and the store gets a mirror of them, as
+that SDK's CLI does: the local copy survives a failing store, and the local session
+functions read it; a resume reads the store. The user folder is the one `options.env`
+names (`FUXI_CONFIG_DIR`), as that CLI takes its folder from the env it starts with.
+The notebook keeps its sessions in the .ipynb and does not come through here. A
+conversation loaded from a store gets its messages back, never "Always allow" rules: a
+transcript is data anyone could have edited.
 """
 
 from __future__ import annotations
@@ -52,10 +56,13 @@ async def open_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | No
 
     Raises ConfigurationError for conflicting session options, an unknown session or
     message, or a saved history the API would reject."""
+    from ..common.switches import config_dir_of
     from ..sessions.store import FileSessionStore, project_key_for_directory
 
     _check(options)
-    store = options.session_store if options.session_store is not None else FileSessionStore()
+    with config_dir_of(options.env):  # the files of the user folder `env` names
+        store = options.session_store if options.session_store is not None else (
+            FileSessionStore())
     cwd = (Path(options.cwd).expanduser() if options.cwd is not None else Path.cwd()).resolve()
     project = project_key_for_directory(cwd)
     reader = _Reader(store, options.load_timeout_ms)
@@ -66,11 +73,18 @@ async def open_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | No
     if not options.persist_session or (options.session_store is None and skipped):
         return session, None
     key: SessionKey = {"project_key": project, "session_id": session.id}
+    local = None
+    if options.session_store is not None and not skipped:  # kept locally too, and mirrored
+        with config_dir_of(options.env):
+            local = FileSessionStore()
+        if isinstance(store, FileSessionStore) and store.root.resolve() == local.root.resolve():
+            local = None
     transcript = Transcript(store, key, str(session.cwd), written, _git_branch(cwd),
-                            eager=options.session_store_flush == "eager")
+                            eager=options.session_store_flush == "eager", local=local)
     transcript.attach(session)
-    if isinstance(store, FileSessionStore):
-        session.transcript_path = str(store.path(key))
+    shown_path = local if local is not None else store
+    if isinstance(shown_path, FileSessionStore):
+        session.transcript_path = str(shown_path.path(key))
     return session, transcript
 
 

@@ -40,8 +40,12 @@ def _cwd(options: FuxiAgentOptions) -> Path:
 
 
 def load_project(options: FuxiAgentOptions, *, trusted: bool | None = None) -> ProjectSettings:
-    """The project settings of a session with `options` (its `cwd`)."""
-    return load_project_settings(setting_sources(options), _cwd(options), trusted=trusted)
+    """The project settings of a session with `options` (its `cwd`, and the user folder
+    its `env` names)."""
+    from ..common.switches import config_dir_of
+
+    with config_dir_of(options.env):
+        return load_project_settings(setting_sources(options), _cwd(options), trusted=trusted)
 
 
 def with_project(options: FuxiAgentOptions, project: ProjectSettings) -> FuxiAgentOptions:

@@ -87,12 +87,17 @@ class Transcript:
         shown: the messages the runs yielded that no entry names yet: an entry also
             carries their uuids (`message_uuids`), so `resume_session_at` takes those too.
         eager: each change goes to the store as the run yields it (else at its end).
+        local: the local files written first when `store` is the options' own store, as
+            the comparable SDK's CLI keeps its local transcript and mirrors it to the
+            store: the local copy stays whole if the store fails, and the local session
+            functions (`list_subagents`, `get_session_messages`) read it.
     """
 
     def __init__(self, store: Any, key: SessionKey, cwd: str,
                  written: list[tuple[str, dict[str, Any]]], git_branch: str | None = None,
-                 *, eager: bool = False) -> None:
+                 *, eager: bool = False, local: Any = None) -> None:
         self.store = store
+        self.local = local
         self.key = key
         self.cwd = cwd
         self.git_branch = git_branch
@@ -249,7 +254,20 @@ class Transcript:
         return problem
 
     async def _append(self, key: SessionKey, entries: list[dict[str, Any]]) -> str | None:
-        """None once appended; else what went wrong (after the retries)."""
+        """None once appended; else what went wrong (after the retries). The local copy
+        is written once, before the store (a failure there is told, not retried: a
+        retry after a partial write would duplicate lines)."""
+        local_problem = None
+        if self.local is not None:
+            try:
+                await self.local.append(key, entries)
+            except Exception as error:
+                local_problem = f"the local transcript was not written: {error}"
+        store_problem = await self._append_to_store(key, entries)
+        return store_problem or local_problem
+
+    async def _append_to_store(self, key: SessionKey, entries: list[dict[str, Any]]
+                               ) -> str | None:
         last: Exception | None = None
         for delay in (*RETRY_DELAYS, None):
             try:

@@ -12,12 +12,17 @@ environment are ignored (say so in the README). Tests change them through
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from .config_folder import PROJECT_FOLDER
 
-__all__ = ["CONFIG_DIR", "NAMES", "VALUES", "config_dir", "pin_config_dir", "switch"]
+__all__ = ["CONFIG_DIR", "NAMES", "VALUES", "config_dir", "config_dir_of", "pin_config_dir",
+           "switch"]
 
 NAMES = ("IS_SANDBOX", "FUXI_FRONTEND", "FUXI_REPLAY")
 #: the values at load; integrity checks (`permissions/integrity.py`) watch this dict
@@ -39,11 +44,35 @@ def pin_config_dir(path: str) -> None:
     VALUES[CONFIG_DIR] = path
 
 
+#: a session's own user folder (its `options.env["FUXI_CONFIG_DIR"]`), while it is read
+_SESSION_DIR: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
+    "fuxi_session_config_dir", default=None)
+
+
+@contextlib.contextmanager
+def config_dir_of(env: Mapping[str, Any] | None) -> Iterator[None]:
+    """Within the block, the user folder is `env["FUXI_CONFIG_DIR"]` when given: a
+    session's `options.env` is the environment the comparable SDK starts its CLI with,
+    so code that points it at another folder there gets that folder's settings, agents
+    and sessions here. Use it around synchronous reads only (it is a context variable,
+    and an `await` inside would let other tasks see it); a kernel's pin still wins."""
+    configured = (env or {}).get("FUXI_CONFIG_DIR")
+    token = _SESSION_DIR.set(Path(str(configured)).expanduser() if configured else None)
+    try:
+        yield
+    finally:
+        _SESSION_DIR.reset(token)
+
+
 def config_dir() -> Path:
     """The user folder: `FUXI_CONFIG_DIR`, else `~/.fuxi`; as pinned at `%load_ext` in a
-    kernel (`pin_config_dir`), else read on each call (so tests can point it away)."""
+    kernel (`pin_config_dir`), else a session's own (`config_dir_of`), else read on each
+    call (so tests can point it away)."""
     pinned = VALUES.get(CONFIG_DIR)
     if pinned:
         return Path(pinned)
+    session = _SESSION_DIR.get()
+    if session is not None:
+        return session
     configured = os.environ.get("FUXI_CONFIG_DIR")
     return Path(configured).expanduser() if configured else Path.home() / PROJECT_FOLDER

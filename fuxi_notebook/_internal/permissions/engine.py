@@ -54,6 +54,7 @@ class Decision:
     updated_input: dict[str, Any] | None = None
     interrupt: bool = False
     stop: bool = False
+    defer: bool = False  # a PreToolUse hook deferred the call: not run, the run ends
     context: list[str] = field(default_factory=list)
     banners: list[str] = field(default_factory=list)
     targets: dict[str, str] = field(default_factory=dict)
@@ -222,6 +223,9 @@ class PermissionEngine:
             return Decision("deny", hook.stop_reason or "A hook stopped the run.", stop=True)
         if hook.decision == "deny":
             return Decision("deny", hook.reason or f"A PreToolUse hook blocked {tool_name}.")
+        if hook.defer:
+            return Decision("deny", hook.reason or f"A PreToolUse hook deferred {tool_name}.",
+                            defer=True)
         updated = hook.updated_input
         tool_input = updated if updated is not None else tool_input
         judged = self.book.judge(tool_name, self.declared.get(tool_name), tool_input, cwd=self.cwd,

@@ -151,7 +151,7 @@ def load_commands(options: FuxiAgentOptions, cwd: Path,
     plugins = plugins if plugins is not None else load_plugins(options, cwd)
     commands: dict[str, Command] = {}
     for source, owner, folder in setting_folders("commands", setting_sources(options),
-                                                 plugins, cwd):
+                                                 plugins, cwd, options.env):
         plugin = owner.name if owner is not None else None
         if not folder.is_dir():
             continue

@@ -127,18 +127,21 @@ def read_setting_file(path: Path, source: str, folder: Path) -> str:
     return read.text
 
 
-def setting_folders(kind: str, sources: list[str], plugins: Plugins,
-                    cwd: Path) -> list[tuple[FolderSource, Plugin | None, Path]]:
+def setting_folders(kind: str, sources: list[str], plugins: Plugins, cwd: Path,
+                    env: dict[str, str] | None = None
+                    ) -> list[tuple[FolderSource, Plugin | None, Path]]:
     """Where files of `kind` ("agents", "commands", "skills") load from, as (source,
     plugin, folder), in loading order (a later name overrides an earlier one): each
     plugin's `<kind>/`, then `~/.fuxi/<kind>` ("user" in `sources`), then
-    `<cwd>/.fuxi/<kind>` ("project")."""
+    `<cwd>/.fuxi/<kind>` ("project"). `env`: the session's, which may name another user
+    folder (FUXI_CONFIG_DIR)."""
     folders: list[tuple[FolderSource, Plugin | None, Path]] = [
         ("plugin", plugin, plugin.root / kind) for plugin in plugins.found]
     if "user" in sources:
-        from ...common.switches import config_dir  # ~/.fuxi, or FUXI_CONFIG_DIR
+        from ...common.switches import config_dir, config_dir_of  # ~/.fuxi, or FUXI_CONFIG_DIR
 
-        folders.append(("user", None, config_dir() / kind))
+        with config_dir_of(env):
+            folders.append(("user", None, config_dir() / kind))
     if "project" in sources:
         folders.append(("project", None, project_folder(cwd) / kind))
     return folders

@@ -101,7 +101,7 @@ def read_instructions(skill: SkillFile) -> str:
 def _found(options: FuxiAgentOptions, cwd: Path, plugins: Plugins) -> dict[str, SkillFile]:
     skills: dict[str, SkillFile] = {}
     for source, plugin, root in setting_folders("skills", setting_sources(options), plugins,
-                                                cwd):
+                                                cwd, options.env):
         prefix = f"{plugin.name}:" if plugin is not None else ""
         if not root.is_dir():
             continue

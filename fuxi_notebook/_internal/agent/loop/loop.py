@@ -34,6 +34,7 @@ from .compacting import (
     compact_now,
     too_long,
 )
+from .deferred import decide_deferred, deferred_end, ends_on_deferral
 from .repair import REPAIR_STEPS, repair_added_content
 from .run import Run
 from .run_model import model_for_run, running_on
@@ -80,6 +81,19 @@ async def run_prompt(run: Run,
 
 
 async def _run_loop(run: Run, content: str | list[dict[str, Any]]) -> AsyncGenerator[Message, None]:
+    """A call deferred when the last run ended is decided first; then the prompt."""
+    ended: list[bool] = []
+    async with contextlib.aclosing(decide_deferred(run, ended)) as deciding:
+        async for message in deciding:
+            yield message
+    if ended:
+        return
+    async with contextlib.aclosing(_turns(run, content)) as turns:
+        async for message in turns:
+            yield message
+
+
+async def _turns(run: Run, content: str | list[dict[str, Any]]) -> AsyncGenerator[Message, None]:
     """The prompt joins the conversation; model and tools take turns until a result."""
     session = run.session
     blocked = await _submit_prompt(run, content)
@@ -194,6 +208,8 @@ def _after_tools(run: Run, response: ModelResponse, calls: list[dict[str, Any]],
     if run.stopped:
         return run.result("error_during_execution", errors=[run.stopped],
                           terminal_reason=run.stopped_by)
+    if ends_on_deferral(run, calls):  # a deferred call ends the run, when alone
+        return deferred_end(run)
     if run.interrupted:
         return run.result("error_during_execution", errors=["Interrupted by a permission "
                           "denial."], terminal_reason="aborted_tools")
@@ -349,7 +365,7 @@ async def _run_tools(run: Run, calls: list[dict[str, Any]],
         run.session.add_tool_results(results + interrupted_results(run, missing),
                                      send_now=False)
         raise
-    ended = run.stopped is not None or run.interrupted
+    ended = run.stopped is not None or run.interrupted or ends_on_deferral(run, calls)
     blocks = results + [reminder(text) for text in context]
     if run.session.add_tool_results(blocks, send_now=not ended):
         run.log("tool results cut to fit the context window")

@@ -63,6 +63,8 @@ class Run:
     stop_hook_active: bool = False
     stop_continuations: int = 0
     denials: list[dict[str, Any]] = field(default_factory=list)
+    #: calls a PreToolUse hook deferred ({id, name, input}); one alone ends the run
+    deferred: list[dict[str, Any]] = field(default_factory=list)
     usage_at_start: UsageTotals = field(init=False)
     history_start: int = field(init=False)
     repairs: int = 0
@@ -119,7 +121,8 @@ class Run:
 
     def result(self, subtype: str, *, text: str | None = None, errors: list[str] | None = None,
                terminal_reason: str | None = None, structured_output: Any = None,
-               api_error_status: int | None = None) -> ResultMessage:
+               api_error_status: int | None = None,
+               deferred_tool_use: Any = None) -> ResultMessage:
         """The ResultMessage that ends this run."""
         session = self.session
         is_error = subtype != "success"
@@ -140,6 +143,7 @@ class Run:
             result=text if not is_error else None,
             model_usage=session.usage.model_usage(),
             permission_denials=list(self.denials),
+            deferred_tool_use=deferred_tool_use,
             errors=errors,
             api_error_status=api_error_status,
             uuid=new_uuid(),

@@ -82,6 +82,10 @@ def informational(text: str) -> SystemMessage:
     return SystemMessage(subtype="informational", data={"content": text, "level": "info"})
 
 
+#: the end of a deferred call's placeholder result (how the next run finds it: deferred.py)
+DEFERRED_NOTE = "(deferred: the caller decides it later)"
+
+
 def _error(tool_use_id: str, message: str) -> dict[str, Any]:
     return block_to_wire(ToolResultBlock(tool_use_id=tool_use_id, content=message, is_error=True))
 
@@ -194,6 +198,10 @@ async def _checked_call(run: Run, call: dict[str, Any]) -> CallOutcome:
         hook_input=session.hook_input())
     if decision.stop:
         run.stopped = decision.message
+    if decision.defer:
+        run.deferred.append({"id": tool_id, "name": name, "input": tool_input})
+        return CallOutcome(_error(tool_id, f"Not run: {decision.message} {DEFERRED_NOTE}"),
+                           decision.context, decision.banners)
     if decision.behavior == "deny":
         run.denials.append({"tool_name": name, "tool_use_id": tool_id, "tool_input": tool_input})
         run.interrupted = run.interrupted or decision.interrupt

@@ -115,7 +115,7 @@ def load_file_agents(options: FuxiAgentOptions, cwd: Path,
     agents: dict[str, AgentDefinition] = {}
     plugins = plugins if plugins is not None else load_plugins(options, cwd)
     for source, _plugin, folder in setting_folders("agents", setting_sources(options),
-                                                  plugins, cwd):
+                                                  plugins, cwd, options.env):
         if not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.md")):
