@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from ._internal.common.foreign_loop import on_callers_loop
 from .errors import ConfigurationError
 
 __all__ = ["DEFAULT_HOOK_TIMEOUT", "HOOK_EVENTS", "HookCallback", "HookEvent", "HookMatcher",
@@ -382,8 +383,8 @@ async def _invoke(entry: _Entry, input_data: dict[str, Any],
     scope, raw = asyncio.timeout(entry.timeout), None
     try:
         async with scope:
-            raw = await entry.callback(_fresh_input(entry.event, input_data), tool_use_id,
-                                       {"signal": None})
+            raw = await on_callers_loop(entry.callback, _fresh_input(entry.event, input_data),
+                                        tool_use_id, {"signal": None})
     except TimeoutError as exc:
         if not scope.expired():
             return _failed(entry.event, f"{prefix} raised TimeoutError: {exc}")

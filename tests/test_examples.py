@@ -182,3 +182,18 @@ def test_max_budget_usd_example(fake_api, tmp_path):
     assert lines[3] == ("$0.0001: raised ResultError (budget_exhausted): "
                         "Reached maximum budget ($0.0001)")
     assert len(lines) == 4 and len(fake_api.requests) == 3  # the Read's result was never sent
+
+
+def test_streaming_mode_trio_example(fake_api, tmp_path):
+    """The comparable SDK's trio example, in our words: three turns of one conversation
+    from `trio.run`, through the real client against the fake Messages API."""
+    fake_api.add(Turn([text("42")]), Turn([text("84")]), Turn([text("12.00")]))
+    out = _run("streaming_mode_trio.py", fake_api, tmp_path)
+    assert out.splitlines() == [
+        "User: What's 15 + 27?", "Fuxi: 42", "Result: success",
+        "User: Now multiply that result by 2", "Fuxi: 84", "Result: success",
+        "User: Divide that by 7 and round to 2 decimal places", "Fuxi: 12.00",
+        "Result: success"]
+    prompts = [r["messages"][-1]["content"][-1]["text"] for r in fake_api.requests]
+    assert prompts[-1] == "Divide that by 7 and round to 2 decimal places"
+    assert len(fake_api.requests[-1]["messages"]) == 5  # one conversation

@@ -3,20 +3,26 @@
 Prompts go into an inbox and are answered in order by one worker task, so a prompt sent
 while a turn runs is queued, never dropped. Messages go to an unbounded outbox that
 `receive_messages()` drains (no back-pressure deadlock when the consumer is slow).
+
+Connected from another event loop (trio), the client keeps its asyncio machinery on a
+bridge (common/foreign_loop.py): each public method runs there, awaited from the
+caller's loop, and the user's callbacks run back on the caller's loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterable
+import functools
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Coroutine
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from ...errors import ClientNotConnectedError, ConfigurationError
 from ...options import FuxiAgentOptions, PermissionMode, PermissionUpdate
 from ...types import Message, ResultMessage
 from ..checkpoints.history import Rewound
+from ..common.foreign_loop import AsyncioBridge, needs_bridge
 from .loop.loop import run_prompt
 from .loop.run import Run
 from .mcp_link import start_servers
@@ -28,6 +34,35 @@ from .session import Session
 __all__ = ["FuxiSDKClient"]
 
 _CLOSED = object()
+_R = TypeVar("_R")
+
+
+def _bridged(method: Callable[..., Coroutine[Any, Any, _R]]
+             ) -> Callable[..., Coroutine[Any, Any, _R]]:
+    """Run the method on the client's asyncio bridge when called from another loop."""
+    @functools.wraps(method)
+    async def wrapper(self: FuxiSDKClient, *args: Any, **kwargs: Any) -> _R:
+        bridge = self._bridge
+        if bridge is None or bridge.inside():
+            return await method(self, *args, **kwargs)
+        return await bridge.call(functools.partial(method, self, *args, **kwargs))
+    return wrapper
+
+
+def _bridged_stream(method: Callable[..., AsyncGenerator[Message, None]]
+                    ) -> Callable[..., AsyncGenerator[Message, None]]:
+    """The same, for a method that yields messages."""
+    @functools.wraps(method)
+    async def wrapper(self: FuxiSDKClient, *args: Any, **kwargs: Any
+                      ) -> AsyncGenerator[Message, None]:
+        bridge = self._bridge
+        messages = method(self, *args, **kwargs)
+        if bridge is not None and not bridge.inside():
+            messages = bridge.iterate(messages)
+        async with contextlib.aclosing(messages) as each:
+            async for message in each:
+                yield message
+    return wrapper
 
 
 class FuxiSDKClient:
@@ -64,9 +99,29 @@ class FuxiSDKClient:
         self._transcript: Transcript | None = None  # where each run is saved (persist.py)
         self._mcp: Any = None  # the MCP servers, from connect() to disconnect()
         self._project: Any = None  # the project settings read at connect()
+        self._bridge: AsyncioBridge | None = None  # connected from another loop (trio)
 
     async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
         """Start the session (validating the options) and optionally send a first prompt."""
+        if self._worker is None and self._bridge is None and needs_bridge():
+            self._bridge = AsyncioBridge()
+            await self._bridge.start()
+            try:
+                await self._bridge.call(self._connect)
+            except BaseException:
+                await self._bridge.close()
+                self._bridge = None
+                raise
+        else:
+            await self._bridged_connect()
+        if prompt is not None:
+            await self.query(prompt)
+
+    @_bridged
+    async def _bridged_connect(self) -> None:
+        await self._connect()
+
+    async def _connect(self) -> None:
         if self._worker is None:
             project = self._project = load_project(self.options)  # read once, kept for /clear
             self._mcp = await start_servers(self.options, self.options.cwd, project)
@@ -78,12 +133,15 @@ class FuxiSDKClient:
                 await self._close_servers()
                 raise
             self._worker = asyncio.get_running_loop().create_task(self._serve())
-        if prompt is not None:
-            await self.query(prompt)
 
     async def query(self, prompt: str | AsyncIterable[dict[str, Any]],
                     session_id: str = "default") -> None:
         """Queue a prompt (or every message of an async iterable); returns at once."""
+        if self._bridge is not None and not self._bridge.inside():
+            if not isinstance(prompt, str):  # read on this loop, where it was written
+                prompt = self._bridge.feed(prompt)
+            await self._bridge.call(functools.partial(self.query, prompt, session_id))
+            return
         self._require_connected()
         if isinstance(prompt, str):
             self._inbox.put_nowait((prompt, None))
@@ -96,6 +154,7 @@ class FuxiSDKClient:
         async for message in prompt:
             self._inbox.put_nowait((prompt_content(message), prompt_origin(message)))
 
+    @_bridged_stream
     async def receive_messages(self) -> AsyncGenerator[Message, None]:
         """Every message of every run, until `disconnect()`."""
         self._require_connected()
@@ -113,6 +172,7 @@ class FuxiSDKClient:
             if isinstance(message, ResultMessage):
                 return
 
+    @_bridged
     async def interrupt(self) -> None:
         """Stop the running turn; it ends with an `error_during_execution` result.
         Prompts queued behind it still run. Called right after `query()`, before that
@@ -126,6 +186,7 @@ class FuxiSDKClient:
         elif not self._inbox.empty():
             self._interrupt_next = True
 
+    @_bridged
     async def set_permission_mode(self, mode: PermissionMode) -> None:
         """Switch the permission mode for the calls that follow (also mid-turn), through
         the same path an approval's `setMode` update takes."""
@@ -137,6 +198,7 @@ class FuxiSDKClient:
         self.session.permissions.apply([PermissionUpdate(type="setMode", mode=mode,
                                                          destination="session")])
 
+    @_bridged
     async def set_model(self, model: str | None = None) -> None:
         """Use another model from the next request on (None: `FUXI_MODEL` or the package
         default); the conversation goes on. A budget needs a model with a known price."""
@@ -149,6 +211,7 @@ class FuxiSDKClient:
         check_budget(self.session.options.max_budget_usd, chosen.name)
         self.session.model = chosen
 
+    @_bridged
     async def get_server_info(self) -> dict[str, Any] | None:
         """What the session offers, as the `init` message reports it (tools, model,
         permission mode, working directory, ...); None before `connect()`."""
@@ -156,6 +219,7 @@ class FuxiSDKClient:
             return None
         return dict(self.session.init_message().data)
 
+    @_bridged
     async def get_context_usage(self) -> dict[str, Any]:
         """How full the context window is: total tokens, per category (system prompt,
         tools, messages, free, reserved), the window, the percentage and the automatic
@@ -167,16 +231,19 @@ class FuxiSDKClient:
         assert self.session is not None
         return context_usage(self.session)
 
+    @_bridged
     async def get_mcp_status(self) -> dict[str, Any]:
         """`{"mcpServers": [...]}`: each MCP server's name, status (connected / failed),
         server info, error and tools."""
         self._require_connected()
         return {"mcpServers": list(self._mcp.status()) if self._mcp is not None else []}
 
+    @_bridged
     async def reconnect_mcp_server(self, server_name: str) -> None:
         """Restart one MCP server (e.g. after it failed or died); the conversation goes on."""
         await self._servers(server_name).reconnect(server_name)
 
+    @_bridged
     async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
         """Switch one MCP server off (stopped; its tools answer that it is disabled) or on."""
         await self._servers(server_name).set_enabled(server_name, enabled)
@@ -188,6 +255,7 @@ class FuxiSDKClient:
                                      "has no mcp_servers")
         return self._mcp
 
+    @_bridged
     async def stop_task(self, task_id: str) -> None:
         """The comparable SDK stops a background task here. Subagents and commands run in
         the foreground of their call here (`interrupt()` stops them), so there is never a
@@ -196,6 +264,7 @@ class FuxiSDKClient:
         raise ConfigurationError(f"there is no background task {task_id!r}: subagents and "
                                  "commands run in the foreground here; interrupt() stops them")
 
+    @_bridged
     async def rewind_files(self, user_message_id: str) -> Rewound:
         """Put the files the agent's calls changed back as they were at a user message
         (the `uuid` of a UserMessage this conversation yielded: a prompt, with
@@ -217,6 +286,17 @@ class FuxiSDKClient:
     async def disconnect(self) -> None:
         """Stop everything; pending prompts are dropped, receivers end, and the MCP
         servers stop (no server process outlives the client)."""
+        bridge = self._bridge
+        if bridge is not None and not bridge.inside():
+            try:
+                await bridge.call(self._disconnect)
+            finally:
+                self._bridge = None
+                await bridge.close()
+            return
+        await self._disconnect()
+
+    async def _disconnect(self) -> None:
         tasks = [*self._feeders, *([self._worker] if self._worker else [])]
         for task in tasks:
             task.cancel()

@@ -13,6 +13,7 @@ from typing import Any
 from ...errors import ConfigurationError, ResultError
 from ...options import FuxiAgentOptions
 from ...types import Message, ResultMessage
+from ..common.foreign_loop import needs_bridge
 from .loop.loop import run_prompt
 from .loop.run import Run
 from .mcp_link import start_servers
@@ -62,6 +63,33 @@ async def query(
         ConfigurationError: the options are unusable (before anything is yielded).
     """
     options = options or FuxiAgentOptions()
+    if needs_bridge():  # called from trio (or another loop): the loop runs on asyncio
+        async with contextlib.aclosing(_bridged(prompt, options)) as messages:
+            async for message in messages:
+                yield message
+        return
+    async with contextlib.aclosing(_query(prompt, options)) as messages:
+        async for message in messages:
+            yield message
+
+
+async def _bridged(prompt: str | AsyncIterable[dict[str, Any]], options: FuxiAgentOptions
+                   ) -> AsyncGenerator[Message, None]:
+    from ..common.foreign_loop import AsyncioBridge
+
+    bridge = AsyncioBridge()
+    await bridge.start()
+    try:
+        source = prompt if isinstance(prompt, str) else bridge.feed(prompt)
+        async with contextlib.aclosing(bridge.iterate(_query(source, options))) as messages:
+            async for message in messages:
+                yield message
+    finally:
+        await bridge.close()
+
+
+async def _query(prompt: str | AsyncIterable[dict[str, Any]], options: FuxiAgentOptions
+                 ) -> AsyncGenerator[Message, None]:
     project = load_project(options)  # read once: its servers, then its session
     servers = await start_servers(options, options.cwd, project)
     try:

@@ -128,7 +128,9 @@ class _Entry:
 
 async def _invoke(handler: Handler, args: dict[str, Any]) -> Any:
     if inspect.iscoroutinefunction(handler):
-        return await handler(args)
+        from ..common.foreign_loop import on_callers_loop
+
+        return await on_callers_loop(handler, args)
     import anyio.to_thread
 
     answer = await anyio.to_thread.run_sync(handler, args)

@@ -29,6 +29,7 @@ from ...options import (
     ToolPermissionContext,
 )
 from ..common import switches
+from ..common.foreign_loop import on_callers_loop
 from ..common.rule_lists import joined_rules
 from ..common.switches import switch
 from ..tools.base import Declaration, always_allow_of, declaration_of, reach_of
@@ -297,7 +298,8 @@ class PermissionEngine:
                                         hard_ask=hard,
                                         suggestions=self.suggestions(tool_name, tool_input))
         try:
-            answer = await self.can_use_tool(tool_name, dict(tool_input), context)
+            answer = await on_callers_loop(self.can_use_tool, tool_name, dict(tool_input),
+                                           context)
         except Exception as error:  # fail closed: a broken approval callback never allows
             return Decision("deny", f"The approval callback failed ({type(error).__name__}: "
                                     f"{error}), so {tool_name} was not run.")
