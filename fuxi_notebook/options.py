@@ -131,7 +131,9 @@ class AgentDefinition:
         maxTurns: its own turn limit.
         effort: its reasoning effort.
         permissionMode: its permission mode (None = the parent's).
-        mcpServers: names of the parent's MCP servers it may use (None = all).
+        mcpServers: the parent's MCP servers it may use, by name (None = all), and
+            servers of its own, as `{name: config}` entries: started for each of its
+            calls, stopped when the call ends (only here in code, not in agent files).
         skills, memory, initialPrompt, background: accepted for compatibility.
     """
 

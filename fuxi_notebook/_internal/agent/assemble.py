@@ -150,12 +150,13 @@ def _police(session: Session, candidates: list[Any]) -> None:
 
 
 def _spawn(parent: Session, agent_type: str, definition: AgentDefinition, agent_id: str,
-           model: str | None, slots: Any) -> Session:
-    """A subagent's session, built as every session is (the Agent tool's `spawn`)."""
+           model: str | None, slots: Any, servers: Any = None) -> Session:
+    """A subagent's session, built as every session is (the Agent tool's `spawn`);
+    `servers`: the MCP servers its definition defines inline, started for this call."""
     from .subagents.session import child_session
 
     child, extras = child_session(parent, agent_type, definition, agent_id=agent_id,
-                                  model=model, slots=slots)
+                                  model=model, slots=slots, servers=servers)
     with warnings.catch_warnings():  # the parent's options were warned about already
         warnings.simplefilter("ignore")
         _validate(child.options)

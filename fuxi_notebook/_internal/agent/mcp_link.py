@@ -2,7 +2,9 @@
 stopped when it ends.
 
 A server lives as long as its owner: one `query()` call, or a client from `connect()` to
-`disconnect()` (the notebook keeps its own per kernel, see notebook/kernel_mcp.py). A
+`disconnect()` (the notebook keeps its own per kernel, see notebook/kernel_mcp.py), or,
+for a server an `AgentDefinition` defines inline (`mcpServers=[{name: config}]`), one
+call of that agent. A
 server that fails to start does not stop the run: the init message reports it as failed,
 with why, and its tools are simply not offered.
 """
@@ -14,7 +16,7 @@ from typing import Any
 
 from ...options import FuxiAgentOptions
 
-__all__ = ["start_servers"]
+__all__ = ["start_agent_servers", "start_servers"]
 
 
 async def start_servers(options: FuxiAgentOptions, cwd: str | Path | None,
@@ -34,6 +36,18 @@ async def start_servers(options: FuxiAgentOptions, cwd: str | Path | None,
     where = Path(cwd).expanduser() if cwd is not None else Path.cwd()
     servers = McpServers(parse_mcp_servers(configs, base=where), cwd=where,
                          log=_logger(options))
+    await servers.start()
+    return servers
+
+
+async def start_agent_servers(configs: dict[str, Any], options: FuxiAgentOptions,
+                              cwd: Path) -> Any:
+    """The started servers an agent's definition defines inline, for one of its calls
+    (the caller closes them when the call ends). Raises ConfigurationError for a config
+    that cannot be used."""
+    from ..mcp_servers import McpServers, parse_mcp_servers
+
+    servers = McpServers(parse_mcp_servers(configs, base=cwd), cwd=cwd, log=_logger(options))
     await servers.start()
     return servers
 

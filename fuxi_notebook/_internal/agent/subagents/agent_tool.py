@@ -42,7 +42,7 @@ GENERAL_PURPOSE = "general-purpose"
 #: Makes a subagent's session: (parent, agent_type, definition, agent_id, model, slots)
 #: -> the child session (ConfigurationError when its definition cannot work). The
 #: assembler passes it in, so that this module needs neither the loop nor the session.
-SpawnSubagent = Callable[[Any, str, AgentDefinition, str, str | None, Any], Any]
+SpawnSubagent = Callable[[Any, str, AgentDefinition, str, str | None, Any, Any], Any]
 #: Runs a child session on an Agent call's input: (parent, child, input) -> its result.
 RunSubagent = Callable[[Any, Any, dict[str, Any]], Awaitable[ToolOutput]]
 
@@ -248,13 +248,37 @@ class AgentTool(DeclaredTool):
             raise ToolError(f"Concurrent subagent limit reached ({self.slots.limit} running, "
                             "FUXI_MAX_CONCURRENT_SUBAGENTS): wait for one to finish, or do "
                             "this yourself.")
+        servers = None
         try:
             agent_id = uuid.uuid4().hex[:17]
             try:
+                servers = await self._own_servers(agent_type, definition)
                 child = self._spawn(parent, agent_type, definition, agent_id,
-                                    input.get("model"), self.slots)
+                                    input.get("model"), self.slots, servers)
             except ConfigurationError as error:
                 raise ToolError(f"The {agent_type} agent could not start: {error}") from None
             return await self._run(parent, child, input)
         finally:
             self.slots.release()
+            if servers is not None:  # its own servers live as long as this call
+                await servers.close()
+
+    async def _own_servers(self, agent_type: str, definition: AgentDefinition) -> Any:
+        """The MCP servers the definition defines inline (`{name: config}` entries of
+        `mcpServers`), started for this call; None without any. Only a definition in
+        `options.agents` (code) may: a server is a command to run, and an agent file of
+        the project is not trusted code."""
+        inline = [entry for entry in definition.mcpServers or [] if isinstance(entry, dict)]
+        if not inline:
+            return None
+        from ..mcp_link import start_agent_servers
+
+        parent = self.session
+        if (parent.options.agents or {}).get(agent_type) is not definition:
+            raise ConfigurationError(
+                "its file defines MCP servers inline, which only an AgentDefinition in "
+                "options.agents may; define them in .mcp.json and name them instead")
+        configs: dict[str, Any] = {}
+        for entry in inline:
+            configs.update(entry)
+        return await start_agent_servers(configs, parent.options, parent.cwd)

@@ -106,17 +106,23 @@ def _listed(name: str, entries: list[str]) -> bool:
     return False
 
 
-def _tools(parent: Session, definition: AgentDefinition) -> tuple[list[str], list[Any]]:
-    """The tool names the subagent is offered (`options.tools`) and the parent's tools
-    beyond the built-ins it needs passed on (kernel and MCP tools)."""
+def _tools(parent: Session, definition: AgentDefinition,
+           servers: Any = None) -> tuple[list[str], list[Any]]:
+    """The tool names the subagent is offered (`options.tools`) and the tools beyond the
+    built-ins it needs passed on: the parent's (kernel and MCP tools) and those of the
+    servers its definition defines inline (`servers`: always offered, it named them)."""
     names = [n for n in parent.registry.names() if n not in (AGENT_TOOL, STRUCTURED_TOOL)]
     if definition.mcpServers is not None:
-        servers = {s for s in definition.mcpServers if isinstance(s, str)}
-        names = [n for n in names if not n.startswith("mcp__") or n.split("__")[1] in servers]
+        chosen = {s for s in definition.mcpServers if isinstance(s, str)}
+        names = [n for n in names if not n.startswith("mcp__") or n.split("__")[1] in chosen]
     if definition.tools is not None:
         names = [n for n in names if _listed(n, list(definition.tools))]
     builtin = {tool.name for tool in builtin_tools()} | own_tool_names()
     extras = [parent.registry.get(n) for n in names if n not in builtin]
+    own = servers.tools() if servers is not None else []
+    names += [t.name for t in own if t.name not in names]
+    passed = {getattr(e, "name", None) for e in extras}
+    extras += [t for t in own if t.name not in passed]
     nested = parent.subagent_depth + 1 < max_depth()
     if nested and (definition.tools is None or _listed(AGENT_TOOL, list(definition.tools))):
         names.append(AGENT_TOOL)  # its own Agent tool, made by its session
@@ -199,11 +205,11 @@ def _mode(parent: PermissionMode, wanted: PermissionMode | None,
 
 
 def child_session(parent: Session, agent_type: str, definition: AgentDefinition, *,
-                  agent_id: str, model: str | None,
-                  slots: Any) -> tuple[SubagentSession, list[Any]]:
-    """The subagent's session, not yet equipped, and the parent's tools beyond the
-    built-ins that it is to be offered (kernel and MCP tools)."""
-    names, extras = _tools(parent, definition)
+                  agent_id: str, model: str | None, slots: Any,
+                  servers: Any = None) -> tuple[SubagentSession, list[Any]]:
+    """The subagent's session, not yet equipped, and the tools beyond the built-ins that
+    it is to be offered (the parent's kernel and MCP tools, its own servers' tools)."""
+    names, extras = _tools(parent, definition, servers)
     options = _options(parent, agent_type, definition, agent_id=agent_id, tools=names,
                        model=_model(parent, model or definition.model))
     granted = [u for u in parent.conversation.permission_updates if u.type != "setMode"]
