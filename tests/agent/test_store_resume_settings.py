@@ -4,7 +4,8 @@ test_session_store_resume_settings checks it: the user folder is the one the opt
 it is started with), and its settings.json applies to the resumed session even though no
 transcript exists on disk. (The e2e test also imports a private helper,
 `_internal.session_resume._write_redacted_credentials`, to copy an OAuth login; there is
-no login file here, only an API key, so that private name is not provided.)"""
+no login file here, only an API key; that one private helper is provided all the same,
+in `_internal/session_resume.py`, so the test runs renamed as it is.)"""
 
 from __future__ import annotations
 
@@ -68,3 +69,20 @@ async def test_the_env_folder_holds_the_default_session_files(tmp_path, monkeypa
     _, result = await _run(options, "hello")
     assert list((config / "projects").rglob(f"{result.session_id}.jsonl"))
     assert not (tmp_path / "process-folder").exists()
+
+
+def test_the_private_helper_that_test_imports_writes_a_copy_without_refresh_tokens(tmp_path):
+    from fuxi_notebook._internal.session_resume import _write_redacted_credentials
+
+    login = {"fuxiAiOauth": {"accessToken": "a", "refreshToken": "r"},
+             "others": [{"refreshToken": "x", "keep": 1}]}
+    copy = tmp_path / ".credentials.json"
+    _write_redacted_credentials(json.dumps(login), copy)
+    assert json.loads(copy.read_text()) == {"fuxiAiOauth": {"accessToken": "a"},
+                                            "others": [{"keep": 1}]}
+    assert copy.stat().st_mode & 0o777 == 0o600
+    _write_redacted_credentials("not json", copy)
+    assert copy.read_text() == "not json"
+    _write_redacted_credentials(None, tmp_path / "absent.json")
+    assert not (tmp_path / "absent.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".credentials.json"]  # no temp
