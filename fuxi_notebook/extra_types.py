@@ -65,8 +65,8 @@ class TaskUsage(TypedDict):
 
 @dataclass
 class TaskStartedMessage(SystemMessage):
-    """A background task started. Not produced: subagents here run in the foreground of
-    the call that started them, and report through `parent_tool_use_id`."""
+    """A subagent started in the background (`task_type` "local_agent"; `task_id` is its
+    agent id, for `stop_task`). Produced by `query()` and `FuxiSDKClient`."""
 
     task_id: str = ""
     description: str = ""
@@ -78,7 +78,8 @@ class TaskStartedMessage(SystemMessage):
 
 @dataclass
 class TaskProgressMessage(SystemMessage):
-    """Progress of a background task. Not produced (see `TaskStartedMessage`)."""
+    """Progress of a background task. Not produced: a background subagent's messages
+    stay out of the stream (its transcript keeps them)."""
 
     task_id: str = ""
     description: str = ""
@@ -91,7 +92,8 @@ class TaskProgressMessage(SystemMessage):
 
 @dataclass
 class TaskNotificationMessage(SystemMessage):
-    """A background task ended. Not produced (see `TaskStartedMessage`)."""
+    """A background subagent ended (`status` completed / failed / stopped); unless it
+    was stopped on request, a turn whose prompt is this notification follows."""
 
     task_id: str = ""
     status: TaskNotificationStatus = "completed"
@@ -105,7 +107,8 @@ class TaskNotificationMessage(SystemMessage):
 
 @dataclass
 class TaskUpdatedMessage(SystemMessage):
-    """A background task's state changed. Not produced (see `TaskStartedMessage`)."""
+    """A background task's state changed: `status` "killed" when `stop_task` stopped
+    it (its TaskNotificationMessage follows)."""
 
     task_id: str = ""
     patch: dict[str, Any] = field(default_factory=dict)

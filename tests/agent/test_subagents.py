@@ -338,12 +338,19 @@ async def test_depth_limit_and_nesting(tmp_path, monkeypatch):
     assert messages[-1].result == "top"
 
 
-async def test_run_in_background_and_isolation_are_noted_in_the_result(tmp_path):
+async def test_isolation_and_a_background_no_host_takes_are_noted_in_the_result(tmp_path):
+    """Without an owner that takes a result later (here a client made with
+    background=False, as the ACP agent's is), a background agent runs in the foreground."""
+    from fuxi_notebook import FuxiSDKClient
+
     model = ScriptedModel([[agent_call("a", run_in_background=True, isolation="worktree")],
                            [text("fine")], [text("done")]])
-    await collect("go", FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker()))
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, agents=worker())
+    async with FuxiSDKClient(options, background=False) as client:
+        await client.query("go")
+        [m async for m in client.receive_response()]
     content = result_text(tool_results(model.requests[-1].messages)[0])
-    assert "run_in_background is not supported here" in content
+    assert "fine" in content and "ran in the foreground (not in the background)" in content
     assert "isolation 'worktree' is not supported here" in content
 
 

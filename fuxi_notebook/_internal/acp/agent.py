@@ -335,7 +335,7 @@ class FuxiAcpAgent:
 
         options = dataclasses.replace(state.options, can_use_tool=self._asker(state))
         tools = remote_kernel_tools(self.kernel) if self.kernel is not None else None
-        client = FuxiSDKClient(options, extra_tools=tools)
+        client = FuxiSDKClient(options, extra_tools=tools, background=False)
         try:
             await client.connect()
         except FuxiSDKError as error:

@@ -30,6 +30,7 @@ from .persist import Transcript, open_session
 from .project_link import load_project
 from .query import prompt_content, prompt_origin
 from .session import Session
+from .subagents.background import TASK_ORIGIN, BackgroundAgents
 
 __all__ = ["FuxiSDKClient"]
 
@@ -81,11 +82,14 @@ class FuxiSDKClient:
     """
 
     def __init__(self, options: FuxiAgentOptions | None = None, *,
-                 extra_tools: list[Any] | None = None) -> None:
+                 extra_tools: list[Any] | None = None, background: bool = True) -> None:
         """`extra_tools`: tool objects offered beside the built-in ones (the ACP agent's
-        kernel tools), declared as any tool declares itself (tools/base.py)."""
+        kernel tools), declared as any tool declares itself (tools/base.py).
+        `background=False`: Agent calls never run in the background, so every turn is
+        one the caller prompted (the ACP agent pairs each prompt with one response)."""
         self.options = options or FuxiAgentOptions()
         self.extra_tools = list(extra_tools or [])
+        self.allows_background = background
         self.session: Session | None = None
         #: prompts waiting, each with the `origin` its message was stamped with
         self._inbox: asyncio.Queue[tuple[str | list[dict[str, Any]], dict[str, Any] | None]] = (
@@ -100,6 +104,8 @@ class FuxiSDKClient:
         self._mcp: Any = None  # the MCP servers, from connect() to disconnect()
         self._project: Any = None  # the project settings read at connect()
         self._bridge: AsyncioBridge | None = None  # connected from another loop (trio)
+        self._background: BackgroundAgents | None = None  # subagents running on their own
+        self._news: asyncio.Task[None] | None = None  # passes on their ends
 
     async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
         """Start the session (validating the options) and optionally send a first prompt."""
@@ -132,7 +138,36 @@ class FuxiSDKClient:
             except BaseException:
                 await self._close_servers()
                 raise
+            self._take_background()
             self._worker = asyncio.get_running_loop().create_task(self._serve())
+
+    def _take_background(self) -> None:
+        """Let the session's Agent calls run in the background; when one ends, its
+        notification goes out and its turn joins the prompts (background.py)."""
+        assert self.session is not None
+        if not self.allows_background:
+            return
+        self._background = BackgroundAgents(lambda: self.session.id if self.session else "")
+        self.session.background = self._background
+        self._news = asyncio.get_running_loop().create_task(self._pass_on(self._background))
+
+    async def _pass_on(self, background: BackgroundAgents) -> None:
+        while True:
+            finished = await background.finished.get()
+            for message in finished.messages:
+                self._outbox.put_nowait(message)
+            if finished.prompt is not None:
+                self._inbox.put_nowait((finished.prompt, dict(TASK_ORIGIN)))
+
+    async def _stop_background(self) -> None:
+        news, self._news = self._news, None
+        background, self._background = self._background, None
+        if background is not None:
+            await background.close()
+        if news is not None:
+            news.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await news
 
     async def query(self, prompt: str | AsyncIterable[dict[str, Any]],
                     session_id: str = "default") -> None:
@@ -257,12 +292,14 @@ class FuxiSDKClient:
 
     @_bridged
     async def stop_task(self, task_id: str) -> None:
-        """The comparable SDK stops a background task here. Subagents and commands run in
-        the foreground of their call here (`interrupt()` stops them), so there is never a
-        task to stop: this raises ConfigurationError naming the id."""
+        """Stop a subagent running in the background (its id: the `task_id` of its
+        TaskStartedMessage). A TaskUpdatedMessage (killed) and a TaskNotificationMessage
+        (stopped) follow; the model is not woken for it. ConfigurationError names the
+        running ones when there is no such task."""
         self._require_connected()
-        raise ConfigurationError(f"there is no background task {task_id!r}: subagents and "
-                                 "commands run in the foreground here; interrupt() stops them")
+        if self._background is None:
+            raise ConfigurationError(f"there is no background task {task_id!r}")
+        self._background.stop(task_id)
 
     @_bridged
     async def rewind_files(self, user_message_id: str) -> Rewound:
@@ -297,6 +334,7 @@ class FuxiSDKClient:
         await self._disconnect()
 
     async def _disconnect(self) -> None:
+        await self._stop_background()  # before the servers they may use
         tasks = [*self._feeders, *([self._worker] if self._worker else [])]
         for task in tasks:
             task.cancel()
@@ -363,11 +401,13 @@ class FuxiSDKClient:
 
         assert self.session is not None
         old = self.session.id
+        await self._stop_background()  # the old conversation's agents end with it
         fresh = dataclasses.replace(self.options, resume=None, continue_conversation=False,
                                     fork_session=False, session_id=None,
                                     resume_session_at=None)
         self.session, self._transcript = await open_session(
             fresh, extra_tools=self.extra_tools or None, mcp=self._mcp, settings=self._project)
+        self._take_background()
         self._outbox.put_nowait(ConversationResetMessage(
             new_conversation_id=str(uuid.uuid4()), uuid=str(uuid.uuid4()), session_id=old))
         self._outbox.put_nowait(Run(self.session, origin=origin).result("success", text=""))

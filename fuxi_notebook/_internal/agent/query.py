@@ -6,7 +6,9 @@ many prompts, to send prompts while a turn runs, or to interrupt.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
@@ -19,6 +21,7 @@ from .loop.run import Run
 from .mcp_link import start_servers
 from .persist import open_session, recorded
 from .project_link import load_project
+from .subagents.background import TASK_ORIGIN, BackgroundAgents, wait_limit
 
 __all__ = ["prompt_content", "prompt_origin", "query"]
 
@@ -104,20 +107,70 @@ async def _query(prompt: str | AsyncIterable[dict[str, Any]], options: FuxiAgent
 async def _runs(prompt: str | AsyncIterable[dict[str, Any]], options: FuxiAgentOptions,
                 servers: Any, project: Any) -> AsyncGenerator[Message, None]:
     session, transcript = await open_session(options, mcp=servers, settings=project)
+    background = session.background = BackgroundAgents(lambda: session.id)
+    try:
+        async with contextlib.aclosing(_prompted(prompt, session, transcript)) as messages:
+            async for message in messages:
+                yield message
+    finally:  # an agent still in the background when the stream ends is stopped
+        await background.close()
+
+
+async def _prompted(prompt: str | AsyncIterable[dict[str, Any]], session: Any,
+                    transcript: Any) -> AsyncGenerator[Message, None]:
+    """The runs of the prompt (or of each streamed message), then the turns of the
+    background agents they started, as each ends (background.py)."""
     if isinstance(prompt, str):
         last: ResultMessage | None = None
-        async with contextlib.aclosing(recorded(run_prompt(Run(session), prompt), session,
-                                                transcript)) as messages:
+        async with contextlib.aclosing(_recorded_run(Run(session), prompt, session,
+                                                     transcript)) as messages:
             async for message in messages:
                 if isinstance(message, ResultMessage):
                     last = message
                 yield message
         if last is not None and last.is_error:
             raise ResultError(last)
-        return
-    async for user_message in prompt:
-        one = Run(session, origin=prompt_origin(user_message))
-        run = run_prompt(one, prompt_content(user_message))
-        async with contextlib.aclosing(recorded(run, session, transcript)) as messages:
-            async for message in messages:
-                yield message
+    else:
+        async for user_message in prompt:
+            one = Run(session, origin=prompt_origin(user_message))
+            async with contextlib.aclosing(_recorded_run(one, prompt_content(user_message),
+                                                         session, transcript)) as messages:
+                async for message in messages:
+                    yield message
+            async with contextlib.aclosing(_background_turns(session, transcript,
+                                                             wait=False)) as turns:
+                async for message in turns:
+                    yield message
+    async with contextlib.aclosing(_background_turns(session, transcript, wait=True)) as turns:
+        async for message in turns:
+            yield message
+
+
+def _recorded_run(run: Run, content: Any, session: Any, transcript: Any
+                  ) -> AsyncGenerator[Message, None]:
+    return recorded(run_prompt(run, content), session, transcript)
+
+
+async def _background_turns(session: Any, transcript: Any, *, wait: bool
+                            ) -> AsyncGenerator[Message, None]:
+    """For each background agent that has ended, its notification and the turn it
+    starts. `wait`: until none runs (at most `FUXI_BACKGROUND_WAIT_MS`, then those still
+    running are stopped); else only those that have ended already."""
+    background = session.background
+    deadline = time.monotonic() + wait_limit()
+    while not background.finished.empty() or (wait and background.running()):
+        if background.finished.empty():
+            try:
+                await asyncio.wait_for(background.changed(), max(deadline - time.monotonic(), 0))
+            except TimeoutError:
+                await background.close()  # stopped: their notifications are queued now
+            continue
+        finished = background.finished.get_nowait()
+        for message in finished.messages:
+            yield message
+        if finished.prompt is not None:
+            run = Run(session, origin=dict(TASK_ORIGIN))
+            async with contextlib.aclosing(_recorded_run(run, finished.prompt, session,
+                                                         transcript)) as messages:
+                async for message in messages:
+                    yield message

@@ -69,6 +69,8 @@ class _Chain:
     fields: dict[str, Any] = field(default_factory=dict)
     tool_use_id: str | None = None
     noted: list[dict[str, Any]] = field(default_factory=list)
+    #: the subagent whose conversation this is (kept while it runs in the background)
+    owner: Any = None
 
     def view(self) -> list[dict[str, Any]]:
         """The conversation as a store keeps it: owed results are its last message."""
@@ -131,7 +133,7 @@ class Transcript:
 
         key: SessionKey = {**self.key, "subpath": SUBAGENT_PREFIX + child.agent_id}
         self._sides.append(_Chain(key, child.conversation, fields=fields,
-                                  tool_use_id=tool_use_id))
+                                  tool_use_id=tool_use_id, owner=child))
 
     def observe(self, message: Message) -> None:
         """Note a message the run yields (eager: and hand what changed to the writer)."""
@@ -154,10 +156,10 @@ class Transcript:
         failed: tuple[SessionKey, str] | None = None
         for side in list(self._sides):  # their runs have ended: written once more, done
             problem = await self._write(side, side.view())
-            if problem is None:
-                self._sides.remove(side)
-            else:
+            if problem is not None:
                 failed = failed or (side.key, problem)
+            elif not getattr(side.owner, "running_in_background", False):
+                self._sides.remove(side)  # (one in the background: again at the next flush)
         self._main.conversation = conversation
         view = self._main.view()
         if stopped and not conversation.pending_results:

@@ -19,12 +19,13 @@ so a print loop stays fast whatever the listener does.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
 __all__ = ["PROGRESS_CHARS", "PROGRESS_INTERVAL", "ProgressListener", "calling",
-           "current_call", "report_output", "reporter"]
+           "current_call", "detached_context", "report_output", "reporter"]
 
 PROGRESS_CHARS = 4_000
 """About how many characters of output one report carries (head and tail)."""
@@ -42,6 +43,14 @@ _SINK: ContextVar[Callable[[str], None] | None] = ContextVar("fuxi_progress_sink
 def current_call() -> str | None:
     """The tool_use id of the call being approved or run in this context, if any."""
     return _CALL.get()
+
+
+def detached_context(context: contextvars.Context) -> contextvars.Context:
+    """`context` with no progress sink (`current_call()` kept): for work that outlives
+    the call that started it (a background subagent), whose reports would reach a
+    finished call."""
+    context.run(_SINK.set, None)
+    return context
 
 
 def report_output(text: str) -> None:

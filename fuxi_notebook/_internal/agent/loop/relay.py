@@ -27,7 +27,7 @@ from ....types import Message
 if TYPE_CHECKING:
     from .run import Run
 
-__all__ = ["Relay", "current_relay", "relay", "relayed"]
+__all__ = ["Relay", "current_relay", "relay", "relayed", "without_relay"]
 
 T = TypeVar("T")
 
@@ -52,6 +52,13 @@ _RELAY: contextvars.ContextVar[Relay | None] = contextvars.ContextVar("fuxi_rela
 def current_relay() -> Relay | None:
     """The relay of the call running in this context (None outside `relayed`)."""
     return _RELAY.get()
+
+
+def without_relay(context: contextvars.Context) -> contextvars.Context:
+    """`context` with no relay: for work that outlives the call that started it (a
+    background subagent), whose messages reach no run's stream."""
+    context.run(_RELAY.set, None)
+    return context
 
 
 def relay(message: Message) -> bool:

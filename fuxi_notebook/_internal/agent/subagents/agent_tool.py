@@ -221,8 +221,11 @@ class AgentTool(DeclaredTool):
                 "model": {"type": "string", "enum": ["sonnet", "opus", "haiku"],
                           "description": "Another model for this agent (optional)"},
                 "run_in_background": {"type": "boolean",
-                                      "description": "Not supported: agents run in the "
-                                                     "foreground"},
+                                      "description": "Run it in the background: its "
+                                                     "result comes later, as a task "
+                                                     "notification (where the host "
+                                                     "cannot take one, it runs in the "
+                                                     "foreground)"},
                 "name": {"type": "string", "description": "A name for the agent (optional)"},
                 "isolation": {"type": "string", "enum": ["worktree", "remote"],
                               "description": "Not supported: agents work in this folder"},
@@ -248,7 +251,7 @@ class AgentTool(DeclaredTool):
             raise ToolError(f"Concurrent subagent limit reached ({self.slots.limit} running, "
                             "FUXI_MAX_CONCURRENT_SUBAGENTS): wait for one to finish, or do "
                             "this yourself.")
-        servers = None
+        servers, detached = None, False
         try:
             agent_id = uuid.uuid4().hex[:17]
             try:
@@ -257,11 +260,42 @@ class AgentTool(DeclaredTool):
                                     input.get("model"), self.slots, servers)
             except ConfigurationError as error:
                 raise ToolError(f"The {agent_type} agent could not start: {error}") from None
+            background = getattr(parent, "background", None)
+            if background is not None and (input.get("run_in_background")
+                                           or definition.background):
+                detached = True
+                return self._detach(background, child, input, servers)
             return await self._run(parent, child, input)
         finally:
-            self.slots.release()
-            if servers is not None:  # its own servers live as long as this call
-                await servers.close()
+            if not detached:  # a background agent frees its slot and servers as it ends
+                self.slots.release()
+                if servers is not None:  # its own servers live as long as this call
+                    await servers.close()
+
+    def _detach(self, background: Any, child: Any, input: dict[str, Any],
+                servers: Any) -> ToolOutput:
+        """Start the subagent in the background (background.py); the call's answer."""
+        from ...tools.progress import current_call
+
+        parent = self.session
+        child.running_in_background = True
+
+        async def run() -> ToolOutput:
+            try:
+                return await self._run(parent, child, {**input, "run_in_background": False})
+            finally:
+                child.running_in_background = False
+                if servers is not None:
+                    await servers.close()
+
+        background.start(run, task_id=child.agent_id, tool_use_id=current_call(),
+                         description=input["description"], agent_type=child.agent_type,
+                         release=self.slots.release)
+        return ToolOutput(
+            f"The {child.agent_type} agent is running in the background (agentId: "
+            f"{child.agent_id}). Its result will come to you as a task notification when "
+            "it finishes: do not wait or poll for it; go on with other work, or end your "
+            "turn.")
 
     async def _own_servers(self, agent_type: str, definition: AgentDefinition) -> Any:
         """The MCP servers the definition defines inline (`{name: config}` entries of

@@ -170,8 +170,8 @@ def _notes(input: dict[str, Any]) -> list[str]:
     """What the call asked for that cannot apply here, said in its result."""
     notes = []
     if input.get("run_in_background"):
-        notes.append("Note: run_in_background is not supported here; the agent ran in the "
-                     "foreground and has finished.")
+        notes.append("Note: this host cannot take a result later, so the agent ran in the "
+                     "foreground (not in the background) and has finished.")
     if input.get("isolation"):
         notes.append(f"Note: isolation {input['isolation']!r} is not supported here; the "
                      "agent worked in the shared working directory.")
