@@ -197,3 +197,24 @@ def test_streaming_mode_trio_example(fake_api, tmp_path):
     prompts = [r["messages"][-1]["content"][-1]["text"] for r in fake_api.requests]
     assert prompts[-1] == "Divide that by 7 and round to 2 decimal places"
     assert len(fake_api.requests[-1]["messages"]) == 5  # one conversation
+
+
+def test_filesystem_agents_example(fake_api, tmp_path):
+    """The comparable SDK's filesystem-agents example, in our words: with the default
+    setting sources, an agent file of the project is loaded and the local settings'
+    `outputStyle` is the one in force (a style file of the project's applies too)."""
+    agents = tmp_path / ".fuxi" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "fs-test-agent.md").write_text(
+        "---\nname: fs-test-agent\ndescription: A filesystem test agent\ntools: Read\n---\n"
+        "You are a simple test agent.\n")
+    styles = tmp_path / ".fuxi" / "output-styles"
+    styles.mkdir()
+    (styles / "terse.md").write_text("---\nname: Terse\n---\nAnswer in as few words as you can.\n")
+    (tmp_path / ".fuxi" / "settings.local.json").write_text('{"outputStyle": "Terse"}')
+    fake_api.add(Turn([text("Hello there, friend.")]))
+    out = _run("filesystem_agents.py", fake_api, tmp_path)
+    assert out.splitlines() == ["agents: general-purpose, fs-test-agent", "output style: Terse",
+                                "Fuxi: Hello there, friend.", "result: success"]
+    system = " ".join(b["text"] for b in fake_api.requests[0]["system"])
+    assert "Answer in as few words as you can." in system
