@@ -86,3 +86,34 @@ def test_the_private_helper_that_test_imports_writes_a_copy_without_refresh_toke
     _write_redacted_credentials(None, tmp_path / "absent.json")
     assert not (tmp_path / "absent.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".credentials.json"]  # no temp
+
+
+async def test_the_env_folder_is_protected_as_the_user_folder_is(tmp_path, monkeypatch):
+    """A session whose env names another user folder: writing its settings.json needs
+    confirmation even in acceptEdits (as writing the process's own folder does), by an
+    edit tool and by a shell command; the process's folder stays protected too."""
+    from fuxi_notebook.testing import tool_use
+
+    process = tmp_path / "process-folder"
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(process))
+    config = tmp_path / "caller-config"
+    config.mkdir()
+    process.mkdir()
+    asked: list[str] = []
+
+    async def deny(name: str, tool_input: dict, context: object) -> object:
+        from fuxi_notebook import PermissionResultDeny
+
+        asked.append(name)
+        return PermissionResultDeny(message="no")
+
+    script = ScriptedModel([
+        [tool_use("Write", {"file_path": str(config / "settings.json"), "content": "{}"})],
+        [tool_use("Bash", {"command": f"echo '{{}}' > {config}/settings.json"})],
+        [tool_use("Write", {"file_path": str(process / "settings.json"), "content": "{}"})],
+        [text("done")]])
+    options = FuxiAgentOptions(model=script, cwd=str(tmp_path), permission_mode="acceptEdits",
+                               env={"FUXI_CONFIG_DIR": str(config)}, can_use_tool=deny)
+    await _run(options, "change the settings")
+    assert asked == ["Write", "Bash", "Write"]
+    assert not (config / "settings.json").exists() and not (process / "settings.json").exists()

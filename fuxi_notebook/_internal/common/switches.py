@@ -21,8 +21,8 @@ from typing import Any
 
 from .config_folder import PROJECT_FOLDER
 
-__all__ = ["CONFIG_DIR", "NAMES", "VALUES", "config_dir", "config_dir_of", "pin_config_dir",
-           "switch"]
+__all__ = ["CONFIG_DIR", "NAMES", "VALUES", "config_dir", "config_dir_of", "config_dirs",
+           "pin_config_dir", "switch"]
 
 NAMES = ("IS_SANDBOX", "FUXI_FRONTEND", "FUXI_REPLAY")
 #: the values at load; integrity checks (`permissions/integrity.py`) watch this dict
@@ -76,3 +76,16 @@ def config_dir() -> Path:
         return session
     configured = os.environ.get("FUXI_CONFIG_DIR")
     return Path(configured).expanduser() if configured else Path.home() / PROJECT_FOLDER
+
+
+def config_dirs() -> tuple[Path, ...]:
+    """Every user folder in force: a session's own (`config_dir_of`) and the process's.
+    Writing into any of them needs confirmation (permissions/paths.py): a session pointed
+    at another folder must not edit the process's, nor its own, unasked."""
+    pinned = VALUES.get(CONFIG_DIR)
+    if pinned:
+        return (Path(pinned),)
+    configured = os.environ.get("FUXI_CONFIG_DIR")
+    process = Path(configured).expanduser() if configured else Path.home() / PROJECT_FOLDER
+    session = _SESSION_DIR.get()
+    return (session, process) if session is not None and session != process else (process,)

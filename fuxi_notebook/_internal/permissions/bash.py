@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from .paths import PathFacts, config_folder, inside_any, protected_reason
+from .paths import PathFacts, config_folders, inside_any, protected_reason
 from .rules import Rule
 from .shell.analysis import (
     SimpleCommand,
@@ -214,7 +214,7 @@ def _outside(facts: list[PathFacts], roots: list[Path], limit: int = 10) -> list
 def _judge_part(verdict: BashVerdict, cmd: SimpleCommand, found: CommandReach, allow: list[Rule],
                 paths: PathJudge, changes_dir: bool) -> None:
     writes = found.all_writes()
-    config = config_folder()
+    config = config_folders()
     for facts in writes:
         reason = protected_reason(facts, config=config)
         if reason:

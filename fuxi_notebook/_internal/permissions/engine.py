@@ -31,7 +31,7 @@ from ...options import (
 from ..common import switches
 from ..common.foreign_loop import on_callers_loop
 from ..common.rule_lists import joined_rules
-from ..common.switches import switch
+from ..common.switches import config_dir_of, switch
 from ..tools.base import Declaration, always_allow_of, declaration_of, reach_of
 from .bash import part_rules
 from .integrity import Watched
@@ -140,6 +140,7 @@ class PermissionEngine:
         self.mode = check_mode(options.permission_mode or settings.default_mode
                                or (project.mode if project is not None else None) or "default")
         self.cwd = cwd
+        self.env = dict(options.env or {})  # its FUXI_CONFIG_DIR: a user folder to protect
         dirs = [*options.add_dirs, *(settings.root / d for d in settings.directories),
                 *(project.directories if project is not None else [])]
         self.roots = [cwd.resolve(), *(Path(d).expanduser().resolve() for d in dirs)]
@@ -195,8 +196,9 @@ class PermissionEngine:
         reach = reach_of(declared, tool_input) if declared is not None else None
         if reach is None or reach.command is None:
             return False
-        judged = self.book.judge(tool_name, declared, tool_input, cwd=self.cwd,
-                                 base=base or self.cwd, refuse=self._refuse)
+        with config_dir_of(self.env):  # the session's own user folder is protected too
+            judged = self.book.judge(tool_name, declared, tool_input, cwd=self.cwd,
+                                     base=base or self.cwd, refuse=self._refuse)
         return judged.deny is None and judged.safe and not judged.soft_ask
 
     def _refuse(self, cmd: SimpleCommand) -> str | None:
@@ -229,8 +231,9 @@ class PermissionEngine:
                             defer=True)
         updated = hook.updated_input
         tool_input = updated if updated is not None else tool_input
-        judged = self.book.judge(tool_name, self.declared.get(tool_name), tool_input, cwd=self.cwd,
-                                 base=base or self.cwd, refuse=self._refuse)
+        with config_dir_of(self.env):  # the session's own user folder is protected too
+            judged = self.book.judge(tool_name, self.declared.get(tool_name), tool_input,
+                                     cwd=self.cwd, base=base or self.cwd, refuse=self._refuse)
         if judged.deny:
             return Decision("deny", f"Permission to use {tool_name} was denied: {judged.deny}.")
         ask = judged.hard_ask or ("a PreToolUse hook asked for confirmation"

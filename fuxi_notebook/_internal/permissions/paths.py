@@ -24,6 +24,7 @@ __all__ = [
     "PROTECTED_FILES",
     "PathFacts",
     "config_folder",
+    "config_folders",
     "hard_link_reason",
     "inside_any",
     "path_problem",
@@ -107,12 +108,17 @@ def inside_any(path: Path, roots: Iterable[Path]) -> bool:
     return False
 
 
-def protected_reason(facts: PathFacts, *, config: Path | None = None) -> str | None:
+def protected_reason(facts: PathFacts, *,
+                     config: tuple[Path, ...] | None = None) -> str | None:
     """Why writing to this path must always be confirmed, or None; `config` is the user
-    configuration folder, for a caller that checks many paths (else it is looked up)."""
-    user = config if config is not None else config_folder()
+    configuration folders (`config_folders()`), for a caller that checks many paths
+    (else they are looked up)."""
+    users = config if config is not None else config_folders()
     for path in facts.both():
-        reason = _protected_one(path, user)
+        for user in users[1:]:
+            if _inside_folder(path, user):
+                return f"{path} is inside the fuxi configuration folder ({user}/)"
+        reason = _protected_one(path, users[0])
         if reason:
             return reason
     return None
@@ -134,6 +140,13 @@ def hard_link_reason(facts: PathFacts) -> str | None:
             "other names share, which may be outside the working directories or protected")
 
 
+def config_folders() -> tuple[Path, ...]:
+    """Every user configuration folder in force (a session's own first), resolved."""
+    from ..common.switches import config_dirs
+
+    return tuple(Path(os.path.realpath(folder)) for folder in config_dirs())
+
+
 def config_folder() -> Path:
     """The user configuration folder (settings, hooks, trusted folders), symlinks resolved."""
     from ..common.switches import config_dir
@@ -149,9 +162,14 @@ def _needles(insensitive: bool) -> tuple[tuple[tuple[str, str], ...], dict[str, 
             {fold(f): f for f in PROTECTED_FILES})
 
 
+def _inside_folder(path: Path, folder: Path) -> bool:
+    text, base = _fold(str(path)), _fold(str(folder))
+    return text == base or text.startswith(base + os.sep)
+
+
 def _protected_one(path: Path, user: Path) -> str | None:
-    text, folder = _fold(str(path)), _fold(str(user))
-    if text == folder or text.startswith(folder + os.sep):
+    text = _fold(str(path))
+    if _inside_folder(path, user):
         return f"{path} is inside the fuxi configuration folder ({user}/)"
     directories, files = _needles(CASE_INSENSITIVE)
     padded = f"/{text}/"

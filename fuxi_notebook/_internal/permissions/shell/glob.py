@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import CASE_INSENSITIVE, PROTECTED_DIRS, PROTECTED_FILES, config_folder
+from ..paths import CASE_INSENSITIVE, PROTECTED_DIRS, PROTECTED_FILES, config_folders
 
 __all__ = ["MAX_MATCHES", "Expansion", "expand", "has_glob", "pattern_protected"]
 
@@ -202,8 +202,9 @@ def _protected_parts(parts: list[str]) -> str | None:
         # judged where it is created; what is left is a process running alongside
         if name.startswith(".") and parts and _could_name(parts[-1], name):
             return f"the protected file {name}"
-    config = _lexical(str(config_folder()).split("/"))
-    if len(parts) >= len(config) and all(_could_name(p, n) for p, n in zip(parts, config,
-                                                                             strict=False)):
-        return f"a path inside the fuxi configuration folder ({'/' + '/'.join(config)}/)"
+    for folder in config_folders():
+        config = _lexical(str(folder).split("/"))
+        if len(parts) >= len(config) and all(_could_name(p, n) for p, n in zip(
+                parts, config, strict=False)):
+            return f"a path inside the fuxi configuration folder ({'/' + '/'.join(config)}/)"
     return None
