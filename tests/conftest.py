@@ -42,6 +42,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("FUXI_CONFIG_DIR", str(tmp_path_factory.mktemp("fuxi-config")))
     monkeypatch.delenv("FUXI_SKIP_SESSION_PERSISTENCE", raising=False)
     monkeypatch.setenv("FUXI_BLOCK_REAL_API", "1")
+    monkeypatch.setenv("FUXI_CHECK_WIRE_BODY", "1")  # models/wire_body.py: compare each body
     for name in switches.NAMES:  # read once at load: tests set them through VALUES
         monkeypatch.setitem(switches.VALUES, name, None)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import warnings
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
@@ -21,6 +22,7 @@ from .accumulate import Accumulator
 from .base import Model, ModelRequest, ModelResponse, ModelStreamItem, RawEvent
 from .names import model_name, printable_name
 from .retry import RetryPolicy
+from .wire_body import BodyEncoder
 
 __all__ = ["AnthropicModel", "model_refusal", "resolve_model"]
 
@@ -68,6 +70,7 @@ class AnthropicModel:
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self.retry = retry or RetryPolicy()
         self._client = client
+        self._encoder = BodyEncoder()  # the messages it has sent, encoded once
 
     @property
     def name(self) -> str:
@@ -122,12 +125,27 @@ class AnthropicModel:
             raise ModelStreamError("the response stream ended before any content arrived")
         return response
 
+    async def _send(self, request: ModelRequest) -> Any:
+        """Start the request's stream: the body as JSON bytes, encoded incrementally
+        (wire_body.py), through the client's own request path (`post`: its headers,
+        timeouts and error types), which sends bytes as they are instead of first
+        copying the whole tree, as `messages.create` does with a dict."""
+        from anthropic import AsyncStream
+        from anthropic.types import Message, RawMessageStreamEvent
+
+        body = {**request.to_wire(), "stream": True}
+        _warn_deprecated(request.model)
+        return await self.client().post(
+            "/v1/messages", cast_to=Message, content=self._encoder.encode(body),
+            options={"headers": {"Content-Type": "application/json"}}, stream=True,
+            stream_cls=AsyncStream[RawMessageStreamEvent])
+
     async def _attempt(self, request: ModelRequest, acc: Accumulator) -> AsyncIterator[Any]:
         loop = asyncio.get_running_loop()
         stall = self.retry.stall_timeout
         try:
             async with asyncio.timeout(stall) as watchdog:
-                stream = await self.client().messages.create(**request.to_wire(), stream=True)
+                stream = await self._send(request)
                 async with stream:
                     async for event in stream:
                         watchdog.reschedule(loop.time() + stall)
@@ -140,6 +158,19 @@ class AnthropicModel:
             raise _broken(acc, f"the response stream stalled for {stall:g} s") from exc
         except Exception as exc:
             raise _translate(exc, acc) from exc
+
+
+def _warn_deprecated(model: str) -> None:
+    """The warning `messages.create` gives for a model the API is retiring (the client's
+    own table; `post` does not look)."""
+    try:
+        from anthropic._data import DEPRECATED_MODELS
+    except ImportError:  # a client version without the table: our own warning stands
+        return
+    if model in DEPRECATED_MODELS:
+        warnings.warn(f"The model '{model}' is deprecated and will reach end-of-life on "
+                      f"{DEPRECATED_MODELS[model]}; choose a current model (FUXI_MODEL or "
+                      "the `model` option).", DeprecationWarning, stacklevel=4)
 
 
 def _ms_since(started: float) -> int:

@@ -1,0 +1,117 @@
+"""The loop's own CPU per turn, early and late in one long query.
+
+One `query()` whose model reads a file on every turn, 150 turns, against the fake API in
+its own process (so its CPU is not ours). The client's CPU (`time.process_time`) is
+taken as each request starts; a turn's cost is the difference to the next one: the
+request's building and sending, the response's streaming, the tool call, the
+bookkeeping. Prints the medians around turns 10, 50 and 150 and their ratios to turn 10
+(flat would be 1.0), and with `--profile` the functions that take the late turns' time.
+
+Run: .venv/bin/python benchmarks/bench_turns.py [--turns 150] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from fuxi_notebook import FuxiAgentOptions, query
+from fuxi_notebook._internal.models.anthropic import AnthropicModel
+from fuxi_notebook._internal.models.base import ModelRequest
+
+MODEL = "claude-sonnet-5-5"
+AROUND = 5  # turns each side of a mark
+
+
+class _TimedModel(AnthropicModel):
+    """The real model client, noting the process's CPU time as each request starts."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.starts: list[float] = []
+        self.profile: cProfile.Profile | None = None
+        self.profile_from = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[Any, None]:
+        self.starts.append(time.process_time())
+        if self.profile is not None and len(self.starts) == self.profile_from:
+            self.profile.enable()
+        async for item in super().stream(request):
+            yield item
+
+
+@contextmanager
+def fake_api(turns: int) -> Iterator[str]:
+    read = {"content": [{"type": "tool_use", "name": "Read",
+                         "input": {"file_path": "notes.txt"}}]}
+    steps = [read] * turns + [{"content": [{"type": "text", "text": "Done."}]}]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as script:
+        json.dump({"steps": steps}, script)
+    process = subprocess.Popen([sys.executable, "-m", "fuxi_notebook.testing", "serve",
+                                "--script", script.name], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip().split("=", 1)[1]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        os.unlink(script.name)
+
+
+async def one_query(turns: int, profile: bool) -> tuple[list[float], pstats.Stats | None]:
+    folder = Path(tempfile.mkdtemp(prefix="fuxi-bench-"))
+    (folder / "notes.txt").write_text("a line of notes to read again\n" * 40)
+    with fake_api(turns) as url:
+        model = _TimedModel(MODEL, api_key="bench", base_url=url)
+        if profile:
+            model.profile, model.profile_from = cProfile.Profile(), turns - 2 * AROUND
+        options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=["Read"],
+                                   max_turns=turns + 1)
+        async for _ in query(prompt="Read notes.txt again and again.", options=options):
+            pass
+        if model.profile is not None:
+            model.profile.disable()
+    costs = [b - a for a, b in zip(model.starts, model.starts[1:], strict=False)]
+    stats = pstats.Stats(model.profile) if model.profile is not None else None
+    return costs, stats
+
+
+def around(costs: list[float], turn: int) -> float:
+    """Median CPU ms of the turns around `turn` (1-based; the last ones for the end)."""
+    end = min(turn + AROUND, len(costs))
+    return statistics.median(costs[max(end - 2 * AROUND, 0):end]) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=150)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    costs, stats = asyncio.run(one_query(args.turns, args.profile))
+    marks = [m for m in (10, 50, args.turns) if m <= len(costs)]
+    base = around(costs, 10)
+    for mark in marks:
+        cpu = around(costs, mark)
+        print(f"client CPU per turn around turn {mark}: {cpu:.2f} ms ({cpu / base:.2f}x turn 10)")
+    print(f"turn {marks[-1]} / turn 10: {around(costs, marks[-1]) / base:.2f}  "
+          "(target <= 1.5, goal 1.1)")
+    if stats is not None:
+        print(f"\nprofile of the last {2 * AROUND} turns (cumulative):")
+        stats.sort_stats("tottime").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()

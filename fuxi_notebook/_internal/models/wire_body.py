@@ -1,0 +1,85 @@
+"""A request's body as JSON bytes, each message encoded once per conversation.
+
+A conversation's request repeats every earlier message, so encoding the whole body each
+turn costs more each turn (and the `anthropic` client, given a dict, first copies the
+whole tree). `BodyEncoder` keeps the encoding of each message, system block and tool
+definition it has seen, by identity, and joins them: a turn encodes what it added (plus
+the two messages that carry this turn's cache breakpoints, which are new copies), so its
+cost does not grow with the history. The client sends the bytes as they are
+(`anthropic.py`).
+
+It relies on what the loop does: a message in the history is replaced, never changed in
+place (session.py, repair.py, compaction). An entry is reused only while the object, its
+content list and that list's length are the ones encoded; anything else is encoded
+again. `FUXI_CHECK_WIRE_BODY=1` also encodes the whole body and compares (the tests set
+it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+__all__ = ["BodyEncoder", "dumps"]
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON, UTF-8, as the API reads it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class _Items:
+    """The encodings of one list's items (messages, system blocks, tools), by identity.
+
+    Entries not used by the last few bodies are dropped, so a model shared by several
+    conversations at once (a parent and its subagents) keeps each one's, and the cache
+    never holds much more than the bodies it serves."""
+
+    _KEEP = 4  # bodies
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Any, Any, int, bytes, int]] = {}
+        self._body = 0
+
+    def encode(self, items: list[Any]) -> bytes:
+        self._body += 1
+        seen, body, parts = self._seen, self._body, []
+        for item in items:
+            content = item.get("content") if isinstance(item, dict) else None
+            size = len(content) if isinstance(content, list | str) else -1
+            hit = seen.get(id(item))
+            if hit is not None and hit[0] is item and hit[1] is content and hit[2] == size:
+                encoded = hit[3]
+            else:
+                encoded = dumps(item)
+            seen[id(item)] = (item, content, size, encoded, body)
+            parts.append(encoded)
+        if len(seen) > 2 * len(items) + 64:
+            self._seen = {k: v for k, v in seen.items() if v[4] > body - self._KEEP}
+        return b"[" + b",".join(parts) + b"]"
+
+
+class BodyEncoder:
+    """Request bodies of one conversation (or any: entries are keyed by identity)."""
+
+    _LISTS = ("messages", "system", "tools")
+
+    def __init__(self) -> None:
+        self._lists = {name: _Items() for name in self._LISTS}
+
+    def encode(self, body: dict[str, Any]) -> bytes:
+        """`body` as JSON bytes; list-valued `messages`, `system` and `tools` from the
+        encodings kept, the other keys encoded as they are."""
+        parts = []
+        for key, value in body.items():
+            if key in self._lists and isinstance(value, list):
+                encoded = self._lists[key].encode(value)
+            else:
+                encoded = dumps(value)
+            parts.append(dumps(key) + b":" + encoded)
+        whole = b"{" + b",".join(parts) + b"}"
+        if os.environ.get("FUXI_CHECK_WIRE_BODY") == "1" and json.loads(whole) != body:
+            raise AssertionError("the incrementally encoded request body differs from the "
+                                 "request (a message was changed in place after it was sent)")
+        return whole

@@ -1,0 +1,120 @@
+"""The request body encoded once per message (models/wire_body.py): what is sent equals
+the request, turn after turn, whatever the conversation does to its history (append,
+replace, compact, repair), and the bytes reach the fake Messages API through the real
+`anthropic` client as the API reads them."""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fuxi_notebook._internal.context.caching import with_cache_breakpoints
+from fuxi_notebook._internal.models.anthropic import AnthropicModel
+from fuxi_notebook._internal.models.base import ModelRequest
+from fuxi_notebook._internal.models.wire_body import BodyEncoder
+from fuxi_notebook.testing import FakeMessagesServer, Turn, text
+
+texts = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20)
+#: what a turn does to the history: append a message, replace one, drop the oldest two
+steps = st.lists(st.tuples(st.sampled_from(["append", "replace", "compact", "same"]),
+                           texts, st.integers(0, 50)), min_size=1, max_size=25)
+
+
+def _body(history: list[dict[str, Any]], system: list[dict[str, Any]],
+          tools: list[dict[str, Any]]) -> dict[str, Any]:
+    marked_system, marked_tools, messages = with_cache_breakpoints(system, tools, history)
+    return {"model": "claude-sonnet-5-5", "max_tokens": 64, "messages": messages,
+            "system": marked_system, "tools": marked_tools, "stream": True}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(steps)
+def test_each_body_decodes_to_the_request_whatever_the_history_does(actions):
+    encoder = BodyEncoder()
+    system = [{"type": "text", "text": "You are Fuxi."}, {"type": "text", "text": "Be brief."}]
+    tools = [{"name": "Read", "description": "Read a file.", "input_schema": {"type": "object"}}]
+    history: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    for action, words, where in actions:
+        if action == "append":
+            role = "assistant" if history[-1]["role"] == "user" else "user"
+            history.append({"role": role, "content": [{"type": "text", "text": words or "."}]})
+        elif action == "replace":  # as repair and add_user_prompt do: a new dict
+            index = where % len(history)
+            old = history[index]
+            history[index] = {**old, "content": [*old["content"], {"type": "text",
+                                                                    "text": words or "!"}]}
+        elif action == "compact" and len(history) > 2:
+            history[:] = history[2:]
+        body = _body(history, system, tools)
+        assert json.loads(encoder.encode(body)) == body
+
+
+def test_a_message_changed_in_place_is_encoded_again_when_its_content_list_is_replaced():
+    encoder = BodyEncoder()
+    message = {"role": "user", "content": [{"type": "text", "text": "one"}]}
+    first = encoder.encode({"messages": [message]})
+    message["content"] = [{"type": "text", "text": "two"}]
+    assert json.loads(encoder.encode({"messages": [message]}))["messages"][0] == message
+    assert b"one" in first
+
+
+def test_the_check_catches_a_block_changed_in_place(monkeypatch):
+    """A block edited in place keeps its message, list and length: the one change the
+    identity check cannot see. The loop never does it; the check the tests turn on
+    (FUXI_CHECK_WIRE_BODY=1) says so if it ever does."""
+    monkeypatch.setenv("FUXI_CHECK_WIRE_BODY", "1")
+    encoder = BodyEncoder()
+    message = {"role": "user", "content": [{"type": "text", "text": "one"}]}
+    encoder.encode({"messages": [message]})
+    message["content"][0]["text"] = "changed"
+    with pytest.raises(AssertionError, match="changed in place"):
+        encoder.encode({"messages": [message]})
+
+
+def test_the_cache_keeps_only_what_recent_bodies_hold():
+    encoder = BodyEncoder()
+    for turn in range(200):
+        encoder.encode({"messages": [{"role": "user", "content": [{"type": "text",
+                                                                    "text": str(turn)}]}]})
+    assert len(encoder._lists["messages"]._seen) <= 66
+
+
+async def test_the_real_client_sends_the_bytes_and_the_api_reads_them():
+    history = [{"role": "user", "content": [{"type": "text", "text": "héllo ✓"}]}]
+    with FakeMessagesServer() as server:
+        server.add(Turn([text("one")]), Turn([text("two")]))
+        model = AnthropicModel("claude-sonnet-5-5", api_key="test-key", base_url=server.url)
+        for answer in ("one", "two"):
+            request = ModelRequest(model="claude-sonnet-5-5", max_tokens=64,
+                                   messages=copy.deepcopy(history),
+                                   system=[{"type": "text", "text": "You are Fuxi."}])
+            items = [item async for item in model.stream(request)]
+            assert items[-1].content == [{"type": "text", "text": answer}]
+            history += [{"role": "assistant", "content": items[-1].content},
+                        {"role": "user", "content": [{"type": "text", "text": "again"}]}]
+        sent = server.requests
+        headers = server.request_headers
+    assert sent[0]["messages"][0]["content"][0]["text"] == "héllo ✓" and sent[0]["stream"]
+    assert len(sent[1]["messages"]) == 3 and server.errors == []
+    assert headers[0]["content-type"] == "application/json"
+    assert "test-key" in (headers[0].get("x-api-key", "") + headers[0].get("authorization", ""))
+    assert "anthropic-version" in headers[0]  # the client's own headers, as create() sends
+
+
+async def test_a_model_the_api_retires_is_warned_about_as_the_client_would():
+    with FakeMessagesServer() as server:
+        server.add(Turn([text("ok")]))
+        model = AnthropicModel("claude-opus-4-5", api_key="test-key", base_url=server.url)
+        request = ModelRequest(model="claude-opus-4-5", max_tokens=16,
+                               messages=[{"role": "user", "content": "hi"}])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            [item async for item in model.stream(request)]
+    assert any(issubclass(w.category, DeprecationWarning) and "claude-opus-4-5" in str(w.message)
+               and "end-of-life" in str(w.message) for w in caught)
