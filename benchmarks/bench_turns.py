@@ -49,6 +49,8 @@ class _TimedModel(AnthropicModel):
         self.starts.append(time.process_time())
         if self.profile is not None and len(self.starts) == self.profile_from:
             self.profile.enable()
+        elif self.profile is not None and len(self.starts) == self.profile_from + 2 * AROUND:
+            self.profile.disable()  # the turns only, not the end of the query
         async for item in super().stream(request):
             yield item
 
@@ -82,8 +84,6 @@ async def one_query(turns: int, profile: bool) -> tuple[list[float], pstats.Stat
                                    max_turns=turns + 1)
         async for _ in query(prompt="Read notes.txt again and again.", options=options):
             pass
-        if model.profile is not None:
-            model.profile.disable()
     costs = [b - a for a, b in zip(model.starts, model.starts[1:], strict=False)]
     stats = pstats.Stats(model.profile) if model.profile is not None else None
     return costs, stats

@@ -90,7 +90,7 @@ async def test_a_200_turn_session_stays_under_the_window_on_the_wire(fake_api, w
 
 async def test_the_cache_read_share_recovers_within_two_turns_after_a_compaction(
         fake_api, wire_model, tmp_path):
-    agent = Agent(60)
+    agent = Agent(80)  # enough turns for three compactions (deferred tools count nothing)
     fake_api.add(*agent.steps())
     await collect("count", _options(wire_model, tmp_path))
     shares = [_share(u) for u in fake_api.usage_log]

@@ -12,6 +12,7 @@ and runs the conversation.
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -78,12 +79,13 @@ def _equip(session: Session, extra_tools: list[Any] | None) -> None:
     session.hooks = HookRunner(effective.hooks)
     if session.mcp is not None:
         extra_tools = [*(extra_tools or []), *session.mcp.tools()]
-    candidates = _candidates(session, extra_tools)
+    candidates = _with_tool_search(options, _candidates(session, extra_tools))
     _police(session, candidates)
     session.model = _model_for(effective)
     check_budget(options.max_budget_usd, session.model.name)
     session.registry = ToolRegistry(t for t in candidates if all(
         session.permissions.offered(name) for name in _names(t)))  # older names too
+    _loaded_if_unreachable(session.registry)
     session.tool_ctx = ToolContext(
         cwd=session.cwd, add_dirs=session.permissions.roots[1:], env=dict(effective.env),
         read_denied=session.read_denied, read_files=session.conversation.read_files,
@@ -218,6 +220,37 @@ def _candidate_tools(options: FuxiAgentOptions, extra_tools: list[Any] | None) -
         tools = [tool for tool in tools if set(_names(tool)) & set(options.tools)
                  or _from_mcp(tool)]
     return tools
+
+
+def _with_tool_search(options: FuxiAgentOptions, candidates: list[Any]) -> list[Any]:
+    """The candidates with one ToolSearch over every deferred tool: MCP tools deferred for
+    their number (mcp_servers/tool_search.py) and built-ins that declare
+    `defer_by_default` (web, the task list), so the default request carries in full only
+    what most sessions use. Built-ins are not deferred when `options.tools` names the
+    tools (the caller chose them) or FUXI_TOOL_SEARCH is `never`."""
+    from ..mcp_servers.tool_search import SETTING, ToolSearchTool
+
+    never = os.environ.get(SETTING, "").strip().lower() == "never"
+    chosen = isinstance(options.tools, list)
+    for tool in candidates:
+        if getattr(type(tool), "defer_by_default", False):
+            tool.defer_loading = not (chosen or never)
+    tools = [t for t in candidates if not isinstance(t, ToolSearchTool)]
+    deferred = [t for t in tools if getattr(t, "defer_loading", False) is True]
+    return [*tools, ToolSearchTool(deferred)] if deferred else tools
+
+
+def _loaded_if_unreachable(registry: ToolRegistry) -> None:
+    """Without ToolSearch (a rule took it away), nothing can load a deferred tool: then
+    every tool is sent in full."""
+    from ..mcp_servers.tool_search import TOOL_SEARCH
+
+    if TOOL_SEARCH in registry:
+        return
+    for name in registry.names():
+        tool = registry.get(name)
+        if getattr(tool, "defer_loading", False) is True:
+            setattr(tool, "defer_loading", False)  # noqa: B010 (not every Tool declares it)
 
 
 def _from_mcp(tool: Any) -> bool:

@@ -155,6 +155,9 @@ class DeclaredTool:
     name: str
     kind: ToolKind = "execute"
     on_replay: OnReplay = "run"
+    #: offered deferred by default (behind ToolSearch, the definition out of the prompt
+    #: until it is loaded): a tool most sessions never call (agent/assemble.py decides)
+    defer_by_default: bool = False
 
     def reach(self, input: dict[str, Any]) -> Reach:
         """What this call touches (default: nothing the permission code can check)."""

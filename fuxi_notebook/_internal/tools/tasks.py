@@ -35,6 +35,7 @@ class _TaskTool(DeclaredTool):
     """A tool bound to one checklist; kind "read" (see the module docstring)."""
 
     kind = "read"
+    defer_by_default = True  # a checklist is for long tasks: loaded when one starts
 
     def __init__(self, tasks: TaskList) -> None:
         self.tasks = tasks

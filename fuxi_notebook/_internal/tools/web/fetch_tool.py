@@ -163,7 +163,8 @@ def _checked_url(value: Any) -> str:
 
 
 class WebFetchTool(DeclaredTool):
-    """Fetch one web page as markdown (see the module docstring).
+    """Fetch one web page as markdown (see the module docstring). Offered deferred by
+    default: most sessions work on local files.
 
     Args:
         private_hosts: host names, IP addresses or CIDR networks that may be fetched even
@@ -177,6 +178,7 @@ class WebFetchTool(DeclaredTool):
 
     name = "WebFetch"
     kind = "network"
+    defer_by_default = True
     description = (
         "Fetches a URL (http:// or https://) and returns its content as text: HTML pages are "
         "converted to markdown (headings, links, lists, code, tables; scripts and navigation "

@@ -160,7 +160,8 @@ def render_search(query: str, blocks: list[dict[str, Any]]) -> tuple[str, bool]:
 
 
 class WebSearchTool(DeclaredTool):
-    """Search the web (see the module docstring).
+    """Search the web (see the module docstring). Offered deferred by default: most
+    sessions work on local files.
 
     Args:
         model: the session's `(Model, model id)` now.
@@ -172,6 +173,7 @@ class WebSearchTool(DeclaredTool):
 
     name = "WebSearch"
     kind = "network"
+    defer_by_default = True
     #: a search asks a model: under replay nothing does
     on_replay = "recorded"
     description = (
