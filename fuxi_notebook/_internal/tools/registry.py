@@ -10,6 +10,26 @@ from .base import Tool
 
 __all__ = ["ToolRegistry"]
 
+#: (class, name, description, schema id, deferred) -> (schema, definition): a built-in's
+#: definition is the same dict in every session, so the request body encodes it once
+#: (models/wire_body.py keys its encodings by identity)
+_DEFINITIONS: dict[tuple[Any, ...], tuple[Any, dict[str, Any]]] = {}
+
+
+def _definition(tool: Tool) -> dict[str, Any]:
+    deferred = getattr(tool, "defer_loading", False) is True
+    key = (type(tool), tool.name, tool.description, id(tool.input_schema), deferred)
+    cached = _DEFINITIONS.get(key)
+    if cached is not None and cached[0] is tool.input_schema:
+        return cached[1]
+    definition = {"name": tool.name, "description": tool.description,
+                  "input_schema": tool.input_schema,
+                  **({"defer_loading": True} if deferred else {})}
+    if len(_DEFINITIONS) > 1_024:
+        _DEFINITIONS.clear()
+    _DEFINITIONS[key] = (tool.input_schema, definition)
+    return definition
+
 
 class ToolRegistry:
     """Tools by name, in a stable order (a stable tool list keeps the prompt cache warm)."""
@@ -42,11 +62,7 @@ class ToolRegistry:
         """The `tools` parameter of a Messages API request. A tool whose `defer_loading`
         is true is sent deferred: the API leaves its definition out of the prompt until a
         `tool_reference` loads it (MCP tool search, see mcp_servers/tool_search.py)."""
-        return [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema,
-             **({"defer_loading": True} if getattr(t, "defer_loading", False) is True else {})}
-            for t in self._tools.values()
-        ]
+        return [_definition(t) for t in self._tools.values()]
 
     def validate(self, name: str, tool_input: dict[str, Any]) -> str | None:
         """A readable message if `tool_input` does not match the tool's schema, else None."""
