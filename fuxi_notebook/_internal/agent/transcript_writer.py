@@ -238,7 +238,9 @@ class Transcript:
         entries: list[dict[str, Any]] = []
         pairs: list[tuple[str, Any]] = []
         used: set[str] = set()
-        for message in copy.deepcopy(new):
+        # no copy: a message in the history is replaced, never changed in place (as the
+        # request body relies on too, models/wire_body.py), and redaction copies below
+        for message in new:
             aliases = _aliases(shown, message, used)
             uuid = aliases[-1] if aliases else new_uuid()
             entry = message_entry(message, uuid=uuid, parent=parent,
