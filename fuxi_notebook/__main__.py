@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -285,24 +284,16 @@ def _print(text: str) -> None:
 
 def _write_file(target: Path, text: str) -> None:
     """Write `text` to `target` atomically (a temporary file in its folder, then replace)."""
+    from ._internal.common.atomic_file import write_atomically
     from .errors import ConfigurationError
 
     text = text if not text or text.endswith("\n") else text + "\n"
-    temporary: str | None = None
     try:
         mode = target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask()
-        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                         suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as file:
-            file.write(text)
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-        temporary = None
+        write_atomically(target, text.encode("utf-8", errors="replace"), mode=mode,
+                         suffix=".tmp")
     except OSError as exc:
         raise ConfigurationError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
 
 
 def _umask() -> int:

@@ -10,12 +10,11 @@ calls it; it is kept so that test, renamed, runs as it is. Nothing else of that 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from .common.atomic_file import write_atomically
 
 __all__ = ["_write_redacted_credentials"]
 
@@ -29,16 +28,7 @@ def _write_redacted_credentials(creds_json: str | None, dst: Path) -> None:
         text = json.dumps(_without_refresh(json.loads(creds_json)))
     except ValueError:
         text = creds_json
-    handle, temp = tempfile.mkstemp(prefix=f".{dst.name}.", dir=dst.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temp, 0o600)
-        os.replace(temp, dst)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_atomically(dst, text.encode("utf-8"), mode=0o600)
 
 
 def _without_refresh(value: Any) -> Any:

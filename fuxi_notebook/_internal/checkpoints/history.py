@@ -20,11 +20,11 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..common.atomic_file import write_atomically
 from ..common.private_dirs import make_private_dirs
 
 __all__ = ["ABSENT", "UNKNOWN", "Change", "FileHistory", "Rewound"]
@@ -239,16 +239,6 @@ def _current(path: Path, history: FileHistory) -> Change | None:
 
 
 def _write_atomic(path: Path, data: bytes, mode: int | None) -> None:
-    """Write `path` whole or not at all (a temporary file beside it, renamed over it)."""
+    """Write `path` whole or not at all, its folder made first."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".fuxi")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_atomically(path, data, mode=mode, suffix=".fuxi")

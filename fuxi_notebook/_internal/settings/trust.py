@@ -22,7 +22,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..common.atomic_file import write_atomically
 from ..common.private_dirs import make_private_dirs
 
 __all__ = ["STORE_NAME", "TrustRecord", "TrustStoreWarning", "fingerprint_of", "folder_key",
@@ -161,18 +161,7 @@ def _write(store: Path, folders: dict[str, Any]) -> None:
     make_private_dirs(store.parent)
     text = json.dumps({"version": _VERSION, "folders": folders}, indent=2, sort_keys=True,
                       ensure_ascii=False)
-    handle, temp = tempfile.mkstemp(prefix=f".{STORE_NAME}.", dir=store.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text + "\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temp, 0o600)
-        os.replace(temp, store)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_atomically(store, (text + "\n").encode("utf-8"), mode=0o600, sync=True)
 
 
 @contextlib.contextmanager
