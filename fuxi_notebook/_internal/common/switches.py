@@ -68,20 +68,14 @@ def config_dir() -> Path:
     """The user folder: `FUXI_CONFIG_DIR`, else `~/.fuxi`; as pinned at `%load_ext` in a
     kernel (`pin_config_dir`), else a session's own (`config_dir_of`), else read on each
     call (so tests can point it away)."""
-    pinned = VALUES.get(CONFIG_DIR)
-    if pinned:
-        return Path(pinned)
-    session = _SESSION_DIR.get()
-    if session is not None:
-        return session
-    configured = os.environ.get("FUXI_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / PROJECT_FOLDER
+    return config_dirs()[0]
 
 
 def config_dirs() -> tuple[Path, ...]:
-    """Every user folder in force: a session's own (`config_dir_of`) and the process's.
-    Writing into any of them needs confirmation (permissions/paths.py): a session pointed
-    at another folder must not edit the process's, nor its own, unasked."""
+    """Every user folder in force, the one in use first: a session's own
+    (`config_dir_of`), then the process's. Writing into any of them needs confirmation
+    (permissions/paths.py): a session pointed at another folder must not edit the
+    process's, nor its own, unasked."""
     pinned = VALUES.get(CONFIG_DIR)
     if pinned:
         return (Path(pinned),)
