@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,22 @@ async def same_bytes(client: anthropic.AsyncAnthropic, bodies: list[bytes]) -> N
                 event.to_dict()  # as our loop reads each event
 
 
+async def alternate(runs: int, mine: Callable[[], Awaitable[None]],
+                    floor: Callable[[], Awaitable[None]]) -> tuple[float, float]:
+    """Median milliseconds of `mine` and `floor`, alternating `runs` times after three
+    warm-up rounds of each (imports, connections, validators)."""
+    for _ in range(3):
+        await mine()
+        await floor()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(runs):
+        for run, kept in ((mine, times[0]), (floor, times[1])):
+            start = time.perf_counter()
+            await run()
+            kept.append(time.perf_counter() - start)
+    return statistics.median(times[0]) * 1000, statistics.median(times[1]) * 1000
+
+
 async def wire_overhead(runs: int) -> float:
     """query() against a loop posting the same request bytes (all tools, fake API in its
     own process)."""
@@ -100,19 +116,9 @@ async def wire_overhead(runs: int) -> float:
     with fake_api(runs, own_process=True) as url:
         model = AnthropicModel(MODEL, api_key="bench", base_url=url)
         client = anthropic.AsyncAnthropic(api_key="bench", base_url=url, max_retries=0)
-        for _ in range(3):
-            await ours(model, folder)
-            await same_bytes(client, bodies)
-        mine, floor = [], []
-        for _ in range(runs):
-            start = time.perf_counter()
-            await ours(model, folder)
-            mine.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            await same_bytes(client, bodies)
-            floor.append(time.perf_counter() - start)
+        ours_ms, floor_ms = await alternate(runs, lambda: ours(model, folder),
+                                            lambda: same_bytes(client, bodies))
         await client.close()
-    ours_ms, floor_ms = statistics.median(mine) * 1000, statistics.median(floor) * 1000
     print(f"2-turn Read scenario (all tools; fake API in its own process): query() median "
           f"{ours_ms:.1f} ms, the same request bytes posted and streamed {floor_ms:.1f} ms")
     return ours_ms / floor_ms
@@ -153,19 +159,9 @@ async def overhead(runs: int, tools: list[str] | None = None, *,
     with fake_api(runs, own_process=own_process) as url:
         model = AnthropicModel(MODEL, api_key="bench", base_url=url)
         client = anthropic.AsyncAnthropic(api_key="bench", base_url=url, max_retries=0)
-        for _ in range(3):  # warm both paths: imports, connections, validators
-            await ours(model, folder, tools)
-            await handwritten(client, folder)
-        mine, floor = [], []
-        for _ in range(runs):
-            start = time.perf_counter()
-            await ours(model, folder, tools)
-            mine.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            await handwritten(client, folder)
-            floor.append(time.perf_counter() - start)
+        ours_ms, floor_ms = await alternate(runs, lambda: ours(model, folder, tools),
+                                            lambda: handwritten(client, folder))
         await client.close()
-    ours_ms, floor_ms = statistics.median(mine) * 1000, statistics.median(floor) * 1000
     offered = "all built-in tools" if tools is None else ", ".join(tools)
     where = "in its own process" if own_process else "in this process"
     print(f"2-turn Read scenario ({offered} offered; fake API {where}): query() median "
