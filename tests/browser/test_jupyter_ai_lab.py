@@ -6,7 +6,6 @@ its model and modes, it answers, and a Write asks with the diff and the ACP opti
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
+from ..notebook.kernel_harness import wait_until
 from .lab import JupyterLab
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,9 +76,7 @@ def test_the_fuxi_persona_answers_in_jupyter_ais_chat_and_asks_with_a_diff(
         assert page.get_by_text("+ hi").count() == 1  # the diff, before it is allowed
         page.get_by_role("button", name="Allow", exact=True).click()
         page.get_by_text("Wrote note.txt.").wait_for(timeout=60 * MS)
-        deadline = time.monotonic() + 30
-        while not (lab.root / "note.txt").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until((lab.root / "note.txt").exists, timeout=30)
         assert (lab.root / "note.txt").read_text() == "hi\n"
         assert "Initialized persona 'Fuxi'" in lab.log_path.read_text()
         assert "say hello" in str(api.requests[0]["messages"][0]["content"])
