@@ -129,29 +129,35 @@ class AnthropicModel:
         """Start the request's stream: the body as JSON bytes, encoded incrementally
         (wire_body.py), through the client's own request path (`post`: its headers,
         timeouts and error types), which sends bytes as they are instead of first
-        copying the whole tree, as `messages.create` does with a dict."""
+        copying the whole tree, as `messages.create` does with a dict. The events come
+        back as the JSON the API sent (`AsyncStream[object]`: the client's own SSE
+        decoding and `error`-event handling, without building a typed model of each
+        event that the loop would turn back into a dict)."""
         from anthropic import AsyncStream
-        from anthropic.types import Message, RawMessageStreamEvent
+        from anthropic.types import Message
 
         body = {**request.to_wire(), "stream": True}
         _warn_deprecated(request.model)
         return await self.client().post(
             "/v1/messages", cast_to=Message, content=self._encoder.encode(body),
             options={"headers": {"Content-Type": "application/json"}}, stream=True,
-            stream_cls=AsyncStream[RawMessageStreamEvent])
+            stream_cls=AsyncStream[object])
 
     async def _attempt(self, request: ModelRequest, acc: Accumulator) -> AsyncIterator[Any]:
         loop = asyncio.get_running_loop()
         stall = self.retry.stall_timeout
+        slack = stall / 100  # the events of one burst move the deadline once, not each
         try:
             async with asyncio.timeout(stall) as watchdog:
+                deadline = loop.time() + stall
                 stream = await self._send(request)
                 async with stream:
                     async for event in stream:
-                        watchdog.reschedule(loop.time() + stall)
-                        raw = event.to_dict()
-                        yield RawEvent(raw)
-                        done = acc.feed(raw)
+                        if (now := loop.time()) + stall - deadline > slack:
+                            deadline = now + stall
+                            watchdog.reschedule(deadline)
+                        yield RawEvent(event)
+                        done = acc.feed(event)
                         if done is not None:
                             yield done
         except TimeoutError as exc:
