@@ -145,10 +145,11 @@ def _police(session: Session, candidates: list[Any]) -> None:
     _warn_shadowed(options, {t.name: kind_of(t) for t in candidates})
     permissions.apply(conversation.permission_updates, remember=False)
     permissions.on_update = conversation.permission_updates.append
-    session.guard = PolicyGuard([*permissions.watched(), Watched(
-        conversation, "permission_updates", label="the rules granted in this conversation")])
-    permissions.on_applied = session.guard.reseal
-    session.guard.reseal()
+    guard = session.guard = PolicyGuard()  # its baseline is taken once all is in place
+    permissions.on_applied = guard.reseal
+    guard.watched = [*permissions.watched(), Watched(
+        conversation, "permission_updates", label="the rules granted in this conversation")]
+    guard.reseal()
 
 
 def _spawn(parent: Session, agent_type: str, definition: AgentDefinition, agent_id: str,

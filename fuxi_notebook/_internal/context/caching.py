@@ -21,6 +21,22 @@ def _marked(block: dict[str, Any]) -> dict[str, Any]:
     return {**block, "cache_control": _EPHEMERAL}
 
 
+#: id(prefix block) -> (the block, its marked copy): the prefix is the same every turn of
+#: a session, and so is its marked copy (which the request body then encodes once)
+_PREFIX_MARKED: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+
+def _marked_prefix(block: dict[str, Any]) -> dict[str, Any]:
+    marked = _marked(block)
+    kept = _PREFIX_MARKED.get(id(block))
+    if kept is not None and kept[0] is block and kept[1] == marked:
+        return kept[1]
+    if len(_PREFIX_MARKED) > 64:
+        _PREFIX_MARKED.clear()
+    _PREFIX_MARKED[id(block)] = (block, marked)
+    return marked
+
+
 def _mark_message(message: dict[str, Any]) -> dict[str, Any]:
     content = message["content"]
     if isinstance(content, str):
@@ -37,9 +53,9 @@ def with_cache_breakpoints(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Copies of `system`, `tools` and `messages` with cache breakpoints set."""
     if system:
-        system = [*system[:-1], _marked(system[-1])]
+        system = [*system[:-1], _marked_prefix(system[-1])]
     elif tools:
-        tools = [*tools[:-1], _marked(tools[-1])]
+        tools = [*tools[:-1], _marked_prefix(tools[-1])]
     messages = list(messages)
     if messages:
         messages[-1] = _mark_message(messages[-1])

@@ -65,6 +65,10 @@ _PAIR = re.compile(
 #: Every secret-naming key of `_PAIR` holds one of these (lower-cased).
 _PAIR_NEEDLES = ("key", "secret", "passw", "token")
 _KEY_ONLY = re.compile(rf"(?i){_SECRET_KEY}")
+#: One needle of every shape and pair pattern: text without any of them holds no credential
+#: shape, and is passed by a single search (most strings a record holds: ids, times, prose).
+_ANY_NEEDLE = re.compile("|".join(sorted({re.escape(needles[0]) for _, _, needles in _SHAPES}
+                                         | {re.escape(n) for n in _PAIR_NEEDLES})), re.I)
 _CODE_LITERALS = frozenset({"none", "null", "nil", "true", "false", "undefined"})
 
 
@@ -116,6 +120,8 @@ def _redact_text(text: str, literals: re.Pattern[str] | None) -> str:
     where its needles are (see `_SHAPES`)."""
     if literals is not None:
         text = literals.sub(REDACTED, text)
+    if _ANY_NEEDLE.search(text) is None:
+        return text
     lowered = text.lower()
     for pattern, replacement, needles in _SHAPES:
         if all(needle in lowered for needle in needles):

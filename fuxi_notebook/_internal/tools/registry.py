@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -10,24 +11,26 @@ from .base import Tool
 
 __all__ = ["ToolRegistry"]
 
-#: (class, name, description, schema id, deferred) -> (schema, definition): a built-in's
-#: definition is the same dict in every session, so the request body encodes it once
-#: (models/wire_body.py keys its encodings by identity)
-_DEFINITIONS: dict[tuple[Any, ...], tuple[Any, dict[str, Any]]] = {}
+#: (class, name, description, deferred) -> definition: a built-in's definition is the same
+#: dict in every session (each session makes its own tool objects, with equal schemas), so
+#: the request body encodes it once (models/wire_body.py keys its encodings by identity).
+#: The definition holds its own copy of the schema, which nothing else can change.
+_DEFINITIONS: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
 def _definition(tool: Tool) -> dict[str, Any]:
     deferred = getattr(tool, "defer_loading", False) is True
-    key = (type(tool), tool.name, tool.description, id(tool.input_schema), deferred)
+    key = (type(tool), tool.name, tool.description, deferred)
+    schema = tool.input_schema
     cached = _DEFINITIONS.get(key)
-    if cached is not None and cached[0] is tool.input_schema:
-        return cached[1]
+    if cached is not None and cached["input_schema"] == schema:  # a C-level comparison
+        return cached
     definition = {"name": tool.name, "description": tool.description,
-                  "input_schema": tool.input_schema,
+                  "input_schema": copy.deepcopy(schema),
                   **({"defer_loading": True} if deferred else {})}
     if len(_DEFINITIONS) > 1_024:
         _DEFINITIONS.clear()
-    _DEFINITIONS[key] = (tool.input_schema, definition)
+    _DEFINITIONS[key] = definition
     return definition
 
 
