@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .file_memo import note
+
 __all__ = ["MAX_CONFIG_DEPTH", "Outside", "ReadResult", "check_depth", "config_errors",
            "parse_json", "read_config", "read_inside", "read_json_file"]
 
@@ -54,6 +56,7 @@ def read_inside(path: Path, zone: Path | None, limit: int) -> ReadResult | None:
     resolves outside `zone` or is not a regular file, and OSError / UnicodeDecodeError
     when it cannot be read.
     """
+    note(path)  # a remembered load (file_memo.py) depends on it
     if not os.path.lexists(path):
         return None
     real = Path(os.path.realpath(path))

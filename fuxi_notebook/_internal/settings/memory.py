@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..common.config_folder import project_folder
+from ..common.file_memo import note
 from ..common.reading import Outside, read_inside
 
 __all__ = ["LOCAL_MEMORY_FILE", "MAX_MEMORY_CHARS", "MEMORY_FILE", "MemoryFile", "git_root",
@@ -54,6 +55,7 @@ def git_root(root: Path) -> Path | None:
     """The nearest folder at or above `root` holding `.git` (a folder, or a worktree's
     file), or None."""
     for folder in (root, *root.parents):
+        note(folder / ".git")
         if os.path.lexists(folder / ".git"):
             return folder
     return None
@@ -101,6 +103,7 @@ def load_memory(sources: Iterable[str], root: Path, *, user_folder: Path | None 
     warnings: list[str] = []
     seen: set[str] = set()
     for path, source, zone in places:
+        note(path)
         key = os.path.realpath(path)
         if key in seen:
             continue
@@ -125,10 +128,13 @@ def nested_memory(path_read: Path | str, root: Path | str,
     if not target.is_relative_to(root) or target == root:
         return []
     folder = target if target.is_dir() else target.parent
-    loaded = {os.path.realpath(p) for p in already_loaded}
     chain = [p for p in reversed(folder.parents) if p.is_relative_to(root) and p != root]
+    places = [*chain, *([folder] if folder != root else [])]
+    if not places:  # a file in `root` itself: its memory is in the prompt
+        return []
+    loaded = {os.path.realpath(p) for p in already_loaded}
     found: list[tuple[Path, str]] = []
-    for place in [*chain, *([folder] if folder != root else [])]:
+    for place in places:
         path = place / MEMORY_FILE
         if os.path.realpath(path) in loaded:
             continue

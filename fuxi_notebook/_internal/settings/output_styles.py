@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ...errors import ConfigurationError
 from ..common.config_folder import project_folder
+from ..common.file_memo import note
 from ..common.reading import Outside, config_errors, read_inside
 
 __all__ = ["BUILTIN_STYLES", "DEFAULT_STYLE", "OutputStyle", "OutputStyleChoice",
@@ -152,6 +153,7 @@ def load_output_styles(sources: Iterable[str], root: Path, *, user_folder: Path 
     warnings: list[str] = []
     seen: set[Path] = set()
     for source, folder, zone in folders:
+        note(folder)  # its listing: the folder's stamps change with its entries
         if not folder.is_dir() or folder.resolve() in seen:
             continue
         seen.add(folder.resolve())

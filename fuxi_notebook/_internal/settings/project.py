@@ -17,12 +17,14 @@ and ask rules of every source always apply.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from ...hooks import HookMatcher
+from ..common.file_memo import note, remembered
 from ..mcp_servers.config import McpServerConfig
 from ..permissions.modes import NARROW_MODES
 from ..permissions.settings import PermissionSettings
@@ -149,6 +151,15 @@ def load_project_settings(sources: Iterable[str], root: Path | str, *,
     names = check_sources(list(sources))
     base = Path(folder_key(root))
     user = user_folder()
+    reading = remembered(("project settings", names, base, user, output_style, hook_errors),
+                         lambda: _read(names, base, user, output_style, hook_errors))
+    return _build(reading, trusted)
+
+
+def _read(names: tuple[str, ...], base: Path, user: Path, output_style: str | None,
+          hook_errors: HookErrors) -> _Reading:
+    """Every file of the sources, read (a warm process keeps the reading while the files
+    stay as they were: common/file_memo.py)."""
     warnings: list[str] = []
     files: list[SourceSettings] = []
     for source in names:
@@ -164,9 +175,8 @@ def load_project_settings(sources: Iterable[str], root: Path | str, *,
     chosen = output_style or next((f.output_style for f in reversed(files) if f.output_style),
                                   None)
     style = choose_output_style(chosen, names, base, user_folder=user)
-    reading = _Reading(names, base, tuple(files), mcp, tuple(memory), style,
-                       tuple([*warnings, *memory_warnings, *style.warnings]), hook_errors)
-    return _build(reading, trusted)
+    return _Reading(names, base, tuple(files), mcp, tuple(memory), style,
+                    tuple([*warnings, *memory_warnings, *style.warnings]), hook_errors)
 
 
 def trust_project(settings: ProjectSettings) -> ProjectSettings:
@@ -180,6 +190,8 @@ def trust_project(settings: ProjectSettings) -> ProjectSettings:
 
 
 def _same_file(one: Path, other: Path) -> bool:
+    note(one)
+    note(other)
     try:
         return one.exists() and other.exists() and one.samefile(other)
     except OSError:
@@ -211,6 +223,7 @@ def _build(reading: _Reading, trusted: bool | None) -> ProjectSettings:
         ps = source.permissions
         source_mode = ps.default_mode if full or ps.default_mode in NARROW_MODES else None
         permissions.append(replace(ps, allow=list(ps.allow) if full else [],
+                                   deny=list(ps.deny), ask=list(ps.ask),  # the reading's
                                    directories=list(ps.directories) if full else [],
                                    default_mode=source_mode,
                                    origin=f"{source.source} settings {source.path}"))
@@ -232,7 +245,8 @@ def _build(reading: _Reading, trusted: bool | None) -> ProjectSettings:
         output_style=reading.style, env=env,
         hooks=command_matchers(commands, root=reading.root, env=env,
                                on_error=reading.hook_errors),
-        hook_commands=commands, mcp_servers=dict(servers), memory=list(reading.memory),
+        hook_commands=commands, mcp_servers=copy.deepcopy(servers),  # the reading's
+        memory=list(reading.memory),
         warnings=warnings,
         files=[f.path for f in reading.files] + ([reading.mcp.path] if reading.mcp else []),
         _reading=reading)
