@@ -85,8 +85,20 @@ def _is_root() -> bool:
 
 
 def _own_process() -> tuple[list[str], list[int]]:
-    """Command lines and pids of this process and its parent (the kernel, the server)."""
+    """Command lines and pids of this process and its parent (the kernel, the server),
+    read once per pair of pids (a forked child, or a parent that died, reads again)."""
     pids = [os.getpid(), os.getppid()]
+    kept = _OWN.get((pids[0], pids[1]))
+    if kept is None:
+        kept = _OWN[(pids[0], pids[1])] = _read_own(pids)
+    return list(kept), list(pids)
+
+
+#: (pid, parent pid) -> their command lines
+_OWN: dict[tuple[int, int], tuple[str, ...]] = {}
+
+
+def _read_own(pids: list[int]) -> tuple[str, ...]:
     lines = []
     for pid in pids:
         try:
@@ -94,7 +106,7 @@ def _own_process() -> tuple[list[str], list[int]]:
         except OSError:
             continue
         lines.append(raw.replace(b"\0", b" ").decode(errors="replace").strip())
-    return lines, pids
+    return tuple(lines)
 
 
 def always_allow_rules(declared: Declaration, tool_input: dict[str, Any], *,

@@ -128,10 +128,10 @@ def nested_memory(path_read: Path | str, root: Path | str,
     if not target.is_relative_to(root) or target == root:
         return []
     folder = target if target.is_dir() else target.parent
-    chain = [p for p in reversed(folder.parents) if p.is_relative_to(root) and p != root]
-    places = [*chain, *([folder] if folder != root else [])]
-    if not places:  # a file in `root` itself: its memory is in the prompt
+    if folder == root:  # a file in `root` itself: its memory is in the prompt
         return []
+    chain = [p for p in reversed(folder.parents) if p.is_relative_to(root) and p != root]
+    places = [*chain, folder]
     loaded = {os.path.realpath(p) for p in already_loaded}
     found: list[tuple[Path, str]] = []
     for place in places:
