@@ -297,3 +297,15 @@ def test_the_notebook_watches_its_conversations_and_session_by_identity(tmp_path
     agent.defaults = Equal()
     assert session.guard.check() == ["the %fuxi config defaults was changed"]
     assert agent.defaults is defaults
+
+
+def test_a_frozen_rule_changed_behind_its_back_is_reported_and_put_back(tmp_path):
+    """A frozen rule can still be rebound with `object.__setattr__`: the seal holds
+    copies of the rules, not the objects (permissions/integrity.py `_deep`)."""
+    session = _session(tmp_path)
+    session.permissions.rules["deny"] = [parse_rule("Bash(rm *)", "deny")]
+    session.permissions.book.rules = session.permissions.rules
+    session.guard.reseal()
+    object.__setattr__(session.permissions.rules["deny"][0], "specifier", "ls *")
+    assert session.guard.check() == ["the permission rules was changed"]
+    assert [rule.specifier for rule in session.permissions.rules["deny"]] == ["rm *"]

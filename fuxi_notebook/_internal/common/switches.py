@@ -71,6 +71,22 @@ def config_dir() -> Path:
     return config_dirs()[0]
 
 
+#: (FUXI_CONFIG_DIR, HOME) -> the process's user folder (`Path.home()` is slow, and
+#: every reader of settings asks for the folder)
+_PROCESS_DIRS: dict[tuple[str | None, str | None], Path] = {}
+
+
+def _process_dir(configured: str | None, home: str | None) -> Path:
+    found = _PROCESS_DIRS.get((configured, home))
+    if found is None:
+        found = (Path(configured).expanduser() if configured
+                 else Path.home() / PROJECT_FOLDER)
+        if len(_PROCESS_DIRS) > 64:
+            _PROCESS_DIRS.clear()
+        _PROCESS_DIRS[(configured, home)] = found
+    return found
+
+
 def config_dirs() -> tuple[Path, ...]:
     """Every user folder in force, the one in use first: a session's own
     (`config_dir_of`), then the process's. Writing into any of them needs confirmation
@@ -79,7 +95,6 @@ def config_dirs() -> tuple[Path, ...]:
     pinned = VALUES.get(CONFIG_DIR)
     if pinned:
         return (Path(pinned),)
-    configured = os.environ.get("FUXI_CONFIG_DIR")
-    process = Path(configured).expanduser() if configured else Path.home() / PROJECT_FOLDER
+    process = _process_dir(os.environ.get("FUXI_CONFIG_DIR"), os.environ.get("HOME"))
     session = _SESSION_DIR.get()
     return (session, process) if session is not None and session != process else (process,)
