@@ -9,6 +9,7 @@
    own wire traffic.
 2. The import time of `fuxi_notebook` in a fresh interpreter (`-X importtime`).
 3. The cache-read share of input tokens after turn 1 over a 20-turn tool session.
+4. What saving the session costs a warm query: CPU with saving against without.
 
 Run: .venv/bin/python benchmarks/bench_loop.py [--runs N]
 """
@@ -75,17 +76,18 @@ async def handwritten(client: anthropic.AsyncAnthropic, folder: Path) -> None:
 
 
 async def same_bytes(client: anthropic.AsyncAnthropic, bodies: list[bytes]) -> None:
-    """The wire floor of our query: post each captured body, read its stream to the end."""
-    from anthropic.types import Message, RawMessageStreamEvent
+    """The wire floor of our query: post each captured body, read its stream to the end,
+    each event as the JSON the API sent (as our loop reads them: no typed models)."""
+    from anthropic.types import Message
 
     for body in bodies:
         stream = await client.post(
             "/v1/messages", cast_to=Message, content=body, stream=True,
             options={"headers": {"Content-Type": "application/json"}},
-            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent])
+            stream_cls=anthropic.AsyncStream[object])
         async with stream:
-            async for event in stream:
-                event.to_dict()  # as our loop reads each event
+            async for _event in stream:
+                pass
 
 
 async def alternate(runs: int, mine: Callable[[], Awaitable[None]],
@@ -122,6 +124,31 @@ async def wire_overhead(runs: int) -> float:
     print(f"2-turn Read scenario (all tools; fake API in its own process): query() median "
           f"{ours_ms:.1f} ms, the same request bytes posted and streamed {floor_ms:.1f} ms")
     return ours_ms / floor_ms
+
+
+async def saving_cost(runs: int) -> tuple[float, float]:
+    """CPU milliseconds a warm query spends saving its session: medians of `runs`
+    alternating queries with and without saving (FUXI_SKIP_SESSION_PERSISTENCE), the fake
+    API in its own process; and the share of the query's CPU that is."""
+    folder = Path(tempfile.mkdtemp(prefix="fuxi-bench-"))
+    (folder / "hello.txt").write_text("hello world\n" * 20)
+    cpu: dict[bool, list[float]] = {True: [], False: []}
+    with fake_api(runs, own_process=True) as url:
+        model = AnthropicModel(MODEL, api_key="bench", base_url=url)
+        for _ in range(3):
+            await ours(model, folder)
+        for _ in range(runs):
+            for saving in (True, False):
+                if saving:
+                    os.environ.pop("FUXI_SKIP_SESSION_PERSISTENCE", None)
+                else:
+                    os.environ["FUXI_SKIP_SESSION_PERSISTENCE"] = "1"
+                start = time.process_time()
+                await ours(model, folder)
+                cpu[saving].append(time.process_time() - start)
+    os.environ.pop("FUXI_SKIP_SESSION_PERSISTENCE", None)
+    saved, skipped = statistics.median(cpu[True]), statistics.median(cpu[False])
+    return (saved - skipped) * 1000, (saved - skipped) / saved
 
 
 @contextlib.contextmanager
@@ -210,6 +237,9 @@ def main() -> None:
     print(f"  with the fake API in its own process (as the real API is): {apart:.2f}")
     wire = asyncio.run(wire_overhead(args.runs))
     print(f"  query() / a loop sending the same bytes: {wire:.2f}  (target <= 1.1)")
+    saving, share = asyncio.run(saving_cost(2 * args.runs))
+    print(f"saving the session: {saving:.2f} ms CPU a query ({share:.0%} of it)  "
+          "(target < 0.5 ms)")
     seconds = import_seconds("import fuxi_notebook")
     print(f"import fuxi_notebook: {seconds:.3f} s  (target < 0.3 s)")
     core = import_seconds("from fuxi_notebook import query, FuxiAgentOptions, ResultMessage")

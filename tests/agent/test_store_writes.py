@@ -32,6 +32,7 @@ from fuxi_notebook._internal.sessions.store import (
 )
 from fuxi_notebook.errors import ConfigurationError
 
+from ..notebook.kernel_harness import wait_until
 from .helpers import block_texts, collect, result_text, tool_results
 
 
@@ -205,3 +206,94 @@ async def test_a_client_writes_eagerly_too(tmp_path):
             "user", "assistant", "user", "assistant"]
     assert messages[-1].result == "Checked."
     assert result_text(tool_results(model.requests[1].messages)[0]) == "1"
+
+
+def _local_entries(tmp_path, session_id: str) -> list[dict] | None:
+    return FileSessionStore().read({"project_key": project_key_for_directory(tmp_path),
+                                    "session_id": session_id})
+
+
+async def test_the_local_transcript_is_written_behind_a_turn_at_a_time(tmp_path):
+    """Without a session_store, a turn is on disk while the next one runs; the end of the
+    run writes only what is left, once, with no branch."""
+    seen: list[list[str]] = []
+    session: dict[str, str] = {}
+
+    async def stored() -> str:
+        """What the file holds at each call; the second waits for the first turn."""
+        async def written(count: int) -> list[dict]:
+            while len(entries := _local_entries(tmp_path, session["id"]) or []) < count:
+                await asyncio.sleep(0.001)
+            return entries
+        entries = await asyncio.wait_for(written(3 if seen else 0), timeout=10)
+        seen.append([e["message"]["role"] for e in entries])
+        return "ok"
+
+    model = ScriptedModel([[text("First."), tool_use("mcp__probe__check", {})],
+                           [text("Second."), tool_use("mcp__probe__check", {})],
+                           [text("Done.")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers=_probe(stored),
+                               allowed_tools=["mcp__probe__check"],
+                               session_id="3f1d2c4b-5a69-4e8f-9a0b-1c2d3e4f5a6b")
+    session["id"] = options.session_id
+    messages, error = await collect("go", options)
+    assert error is None and messages[-1].result == "Done."
+    # the first call found nothing yet (its turn is written after it), the second the turn
+    assert seen == [[], ["user", "assistant", "user"]]
+    entries = _local_entries(tmp_path, session["id"])
+    assert [e["message"]["role"] for e in chain(entries)] == [
+        "user", "assistant", "user", "assistant", "user", "assistant"]
+    assert len(entries) == 6  # each message once: no duplicates, no branches
+    shown = {m.uuid for m in messages if isinstance(m, AssistantMessage | UserMessage)}
+    assert {u for e in entries for u in e.get("message_uuids", ())} == shown
+
+
+_KILLED_RUN = """
+import asyncio, sys
+from fuxi_notebook import FuxiAgentOptions, ScriptedModel, create_sdk_mcp_server, query, tool
+from fuxi_notebook._internal.models.script import text, tool_use
+
+@tool("hang", "Wait", {})
+async def hang(args):
+    if args.get("n") == 2:
+        print("second call", flush=True)
+        await asyncio.Event().wait()
+    return {"content": [{"type": "text", "text": "first"}]}
+
+async def main():
+    model = ScriptedModel([[text("One."), tool_use("mcp__p__hang", {"n": 1})],
+                           [text("Two."), tool_use("mcp__p__hang", {"n": 2})]])
+    options = FuxiAgentOptions(model=model, cwd=sys.argv[1], session_id=sys.argv[2],
+                               mcp_servers={"p": create_sdk_mcp_server("p", tools=[hang])},
+                               allowed_tools=["mcp__p__hang"])
+    async for _ in query(prompt="go", options=options):
+        pass
+
+asyncio.run(main())
+"""
+
+
+def test_a_killed_process_keeps_the_turns_it_finished(tmp_path):
+    """The process dies mid-run (no flush, no finally): the turns before are on disk."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    session_id = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+    script = tmp_path / "run.py"
+    script.write_text(_KILLED_RUN)
+    process = subprocess.Popen([sys.executable, str(script), str(tmp_path), session_id],
+                               stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "second call"  # the run is in turn 2
+        wait_until(lambda: len(_local_entries(tmp_path, session_id) or []) == 3)
+        assert process.poll() is None  # still running: nothing flushed it at an end
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    entries = _local_entries(tmp_path, session_id)
+    assert entries is not None
+    assert [block_texts(e["message"])[0] for e in chain(entries)] == ["go", "One.", None]

@@ -80,7 +80,8 @@ async def open_session(options: FuxiAgentOptions, *, extra_tools: list[Any] | No
         if isinstance(store, FileSessionStore) and store.root.resolve() == local.root.resolve():
             local = None
     transcript = Transcript(store, key, str(session.cwd), written, _git_branch(cwd),
-                            eager=options.session_store_flush == "eager", local=local)
+                            eager=options.session_store_flush == "eager", local=local,
+                            behind=options.session_store is None)
     transcript.attach(session)
     shown_path = local if local is not None else store
     if isinstance(shown_path, FileSessionStore):

@@ -135,6 +135,9 @@ class Session:
         #: told of each subagent as it starts, with its Agent call's id (persist.py saves
         #: the subagent's conversation with the session's)
         self.on_subagent: Callable[[Any, str | None], None] | None = None
+        #: told when a round of tool results has joined the conversation, before the next
+        #: request (persist.py writes the turn behind, while the API answers)
+        self.on_turn: Callable[[], None] | None = None
         #: where Agent calls may run in the background (subagents/background.py), set by
         #: an owner that takes their results later; None: they run in the foreground
         self.background: Any = None

@@ -10,9 +10,14 @@ starts a branch at its parent (see sessions/entries.py). Each subagent the sessi
 `flush` writes at the end of each run, before its ResultMessage is passed on. With
 `session_store_flush="eager"`, `observe` also hands what changed to a background task as
 each message is yielded, so the stream never waits for the store; order is kept (one
-task, one queue), and `flush` waits for that task before it writes the rest. An append
-that fails is retried (`RETRY_DELAYS`), then reported as a `mirror_error` SystemMessage;
-the next flush tries again.
+task, one queue), and `flush` waits for that task before it writes the rest. The local
+transcript of a session without a `session_store` (`behind`) is written behind the same
+way, a turn at a time: when a round of tool results has joined the conversation, the
+writer appends the turn while the next request is answered, so a long run's turns are
+on disk as it goes (a crash loses the current turn at most) and the end of the run only
+writes its last response. (A `session_store`'s "batched" appends stay one per run, as
+the comparable SDK's.) An append that fails is retried (`RETRY_DELAYS`), then reported
+as a `mirror_error` SystemMessage; the next flush tries again.
 """
 
 from __future__ import annotations
@@ -97,13 +102,14 @@ class Transcript:
 
     def __init__(self, store: Any, key: SessionKey, cwd: str,
                  written: list[tuple[str, dict[str, Any]]], git_branch: str | None = None,
-                 *, eager: bool = False, local: Any = None) -> None:
+                 *, eager: bool = False, local: Any = None, behind: bool = False) -> None:
         self.store = store
         self.local = local
         self.key = key
         self.cwd = cwd
         self.git_branch = git_branch
         self.eager = eager
+        self.behind = behind and not eager
         self.shown: list[AssistantMessage | UserMessage] = []
         self._main = _Chain(key, written=list(written))
         self._sides: list[_Chain] = []  # subagents not yet written since they started
@@ -120,6 +126,8 @@ class Transcript:
         it grows."""
         self._main.conversation = session.conversation
         session.on_subagent = self.keep_subagent
+        if self.behind:
+            session.on_turn = lambda: self._note(self._main, copied=False)
 
     def keep_subagent(self, child: Any, tool_use_id: str | None) -> None:
         """Save a subagent's conversation (a SubagentSession's) as a side transcript."""
@@ -177,8 +185,10 @@ class Transcript:
 
     # -- eager: a background writer ---------------------------------------------------------
 
-    def _note(self, chain: _Chain) -> None:
-        """Hand the writer what changed in the chain's conversation since it was noted."""
+    def _note(self, chain: _Chain, *, copied: bool = True) -> None:
+        """Hand the writer what changed in the chain's conversation since it was noted
+        (`copied` False: the messages themselves, which the history replaces and never
+        changes in place, as the request body relies on too)."""
         view, noted = chain.view(), chain.noted
         start, same_up_to = 0, min(len(view), len(noted))
         while start < same_up_to and view[start] is noted[start]:
@@ -190,7 +200,8 @@ class Transcript:
             queue: asyncio.Queue[_Job] = asyncio.Queue()
             self._queue = queue
             self._worker = asyncio.get_running_loop().create_task(self._write_queued(queue))
-        self._queue.put_nowait((chain, start, copy.deepcopy(view[start:])))
+        tail = view[start:]
+        self._queue.put_nowait((chain, start, copy.deepcopy(tail) if copied else tail))
 
     async def _write_queued(self, queue: asyncio.Queue[_Job]) -> None:
         while True:

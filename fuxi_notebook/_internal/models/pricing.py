@@ -81,7 +81,17 @@ def model_family(model: str, families: Iterable[str]) -> str | None:
 
 
 def _family(model: str) -> str | None:
-    return model_family(model, PRICES)
+    try:
+        return _FAMILIES[model]
+    except KeyError:
+        if len(_FAMILIES) > 256:
+            _FAMILIES.clear()
+        found = _FAMILIES[model] = model_family(model, PRICES)
+        return found
+
+
+#: model id -> its family in PRICES (every response is priced, twice while it streams)
+_FAMILIES: dict[str, str | None] = {}
 
 
 def is_known_model(model: str) -> bool:

@@ -153,6 +153,8 @@ async def _turns(run: Run, content: str | list[dict[str, Any]]) -> AsyncGenerato
         if final is not None:
             yield final
             return
+        if session.on_turn is not None:
+            session.on_turn()
 
 
 async def _recover(run: Run, error: ModelError, retry: list[bool]) -> AsyncGenerator[Message, None]:
