@@ -137,8 +137,8 @@ async def saving_cost(runs: int) -> tuple[float, float]:
         model = AnthropicModel(MODEL, api_key="bench", base_url=url)
         for _ in range(3):
             await ours(model, folder)
-        for _ in range(runs):
-            for saving in (True, False):
+        for run in range(runs):  # in turn first: the query after a switch differs
+            for saving in ((True, False) if run % 2 else (False, True)):
                 if saving:
                     os.environ.pop("FUXI_SKIP_SESSION_PERSISTENCE", None)
                 else:

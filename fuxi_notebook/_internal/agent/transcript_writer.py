@@ -115,6 +115,7 @@ class Transcript:
         self._sides: list[_Chain] = []  # subagents not yet written since they started
         self._queue: asyncio.Queue[_Job] | None = None
         self._worker: asyncio.Task[None] | None = None
+        self._behind: asyncio.Task[None] | None = None  # the last turn written behind
 
     @property
     def written(self) -> list[tuple[str, dict[str, Any]]]:
@@ -127,7 +128,7 @@ class Transcript:
         self._main.conversation = session.conversation
         session.on_subagent = self.keep_subagent
         if self.behind:
-            session.on_turn = lambda: self._note(self._main, copied=False)
+            session.on_turn = self._turn_ended
 
     def keep_subagent(self, child: Any, tool_use_id: str | None) -> None:
         """Save a subagent's conversation (a SubagentSession's) as a side transcript."""
@@ -185,23 +186,47 @@ class Transcript:
 
     # -- eager: a background writer ---------------------------------------------------------
 
-    def _note(self, chain: _Chain, *, copied: bool = True) -> None:
-        """Hand the writer what changed in the chain's conversation since it was noted
-        (`copied` False: the messages themselves, which the history replaces and never
-        changes in place, as the request body relies on too)."""
+    def _note(self, chain: _Chain) -> None:
+        """Hand the writer what changed in the chain's conversation since it was noted."""
+        changed = self._changed(chain)
+        if changed is None:
+            return
+        if self._queue is None:
+            queue: asyncio.Queue[_Job] = asyncio.Queue()
+            self._queue = queue
+            self._worker = asyncio.get_running_loop().create_task(self._write_queued(queue))
+        start, tail = changed
+        self._queue.put_nowait((chain, start, copy.deepcopy(tail)))
+
+    @staticmethod
+    def _changed(chain: _Chain) -> tuple[int, list[dict[str, Any]]] | None:
+        """Where the chain's conversation differs from what was last noted, and its
+        messages from there (None: nothing changed); they are noted now."""
         view, noted = chain.view(), chain.noted
         start, same_up_to = 0, min(len(view), len(noted))
         while start < same_up_to and view[start] is noted[start]:
             start += 1
         if start == len(view) == len(noted):
-            return
+            return None
         chain.noted = view
-        if self._queue is None:
-            queue: asyncio.Queue[_Job] = asyncio.Queue()
-            self._queue = queue
-            self._worker = asyncio.get_running_loop().create_task(self._write_queued(queue))
-        tail = view[start:]
-        self._queue.put_nowait((chain, start, copy.deepcopy(tail) if copied else tail))
+        return start, view[start:]
+
+    def _turn_ended(self) -> None:
+        """Write the turn behind (`behind`): one task per turn, each after the one before,
+        given the messages themselves (the history replaces them, never changes them in
+        place, as the request body relies on too)."""
+        changed = self._changed(self._main)
+        if changed is None:
+            return
+        self._behind = asyncio.get_running_loop().create_task(
+            self._write_behind(self._behind, self._main, *changed))
+
+    async def _write_behind(self, before: asyncio.Task[None] | None, chain: _Chain,
+                            start: int, tail: list[dict[str, Any]]) -> None:
+        if before is not None:
+            await before
+        with contextlib.suppress(Exception):  # a failure is retried by the flush
+            await self._write(chain, tail, start=start)
 
     async def _write_queued(self, queue: asyncio.Queue[_Job]) -> None:
         while True:
@@ -214,6 +239,10 @@ class Transcript:
 
     async def _drain(self) -> None:
         """Wait until the writer has written what it was handed, then stop it."""
+        behind = self._behind
+        if behind is not None:  # a cancelled flush leaves it to finish, and to the next
+            await asyncio.shield(behind)
+            self._behind = None
         worker, queue = self._worker, self._queue
         if worker is None or queue is None:
             return
