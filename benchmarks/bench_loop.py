@@ -34,6 +34,7 @@ import anthropic
 
 from fuxi_notebook import FuxiAgentOptions, ResultMessage, query
 from fuxi_notebook._internal.models.anthropic import AnthropicModel
+from fuxi_notebook._internal.models.wire_body import dumps
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
 MODEL = "claude-sonnet-5-5"
@@ -114,7 +115,7 @@ async def wire_overhead(runs: int) -> float:
     with FakeMessagesServer() as recorder:  # capture what one query sends
         recorder.add(*[read_scenario] * 2)
         await ours(AnthropicModel(MODEL, api_key="bench", base_url=recorder.url), folder)
-        bodies = [json.dumps(body).encode() for body in recorder.requests]
+        bodies = [dumps(body) for body in recorder.requests]  # as the loop encodes them
     with fake_api(runs, own_process=True) as url:
         model = AnthropicModel(MODEL, api_key="bench", base_url=url)
         client = anthropic.AsyncAnthropic(api_key="bench", base_url=url, max_retries=0)
