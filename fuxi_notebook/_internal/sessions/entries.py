@@ -77,8 +77,7 @@ class SessionStoreEntry(_Typed, total=False):
 
 def now_iso() -> str:
     """UTC, milliseconds, `Z`: what the comparable SDK's transcripts hold."""
-    now = dt.datetime.now(dt.UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def timestamp_ms(entry: dict[str, Any]) -> int | None:

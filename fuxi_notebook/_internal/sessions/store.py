@@ -232,12 +232,23 @@ class FileSessionStore:
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root).expanduser() if root is not None else config_dir()
+        self._paths: dict[tuple[Any, ...], Path] = {}
 
     def project_dir(self, project_key: str) -> Path:
         return self.root / "projects" / _part(project_key, "project key")
 
     def path(self, key: SessionKey) -> Path:
-        """The file that holds the session (or its side transcript)."""
+        """The file that holds the session (or its side transcript); kept per key, as a
+        session appends to it each turn."""
+        name = (key["project_key"], key["session_id"], key.get("subpath"))
+        kept = self._paths.get(name)
+        if kept is None:
+            if len(self._paths) > 256:
+                self._paths.clear()
+            kept = self._paths[name] = self._path(key)
+        return kept
+
+    def _path(self, key: SessionKey) -> Path:
         folder = self.project_dir(key["project_key"])
         session = _part(key["session_id"], "session id")
         subpath = key.get("subpath")
@@ -252,9 +263,12 @@ class FileSessionStore:
         if not entries:
             return
         path = self.path(key)
-        make_private_dirs(path.parent)  # every folder it makes 0o700: projects/ too
         data = "".join(_dumps(entry) + "\n" for entry in entries).encode("utf-8")
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        except FileNotFoundError:  # the first write of the project (or its folder went)
+            make_private_dirs(path.parent)  # every folder it makes 0o700: projects/ too
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
