@@ -327,6 +327,9 @@ def _warn_shadowed(options: FuxiAgentOptions, kinds: dict[str, ToolKind]) -> Non
                       CanUseToolShadowedWarning, stacklevel=5)
 
 
+_NO_EFFECT_DEFAULTS: dict[str, Any] | None = None
+
+
 def _warn_no_effect(options: FuxiAgentOptions) -> None:
     """A comparable-SDK option set to something that does nothing here warns (code that
     relies on it, a sandbox say, must not believe it is in force)."""
@@ -335,8 +338,13 @@ def _warn_no_effect(options: FuxiAgentOptions) -> None:
 
     from ...options import NO_EFFECT
 
-    defaults = {f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING
-                         else f.default) for f in dataclasses.fields(FuxiAgentOptions)}
+    global _NO_EFFECT_DEFAULTS
+    defaults = _NO_EFFECT_DEFAULTS
+    if defaults is None:  # made once: they are only compared with
+        defaults = _NO_EFFECT_DEFAULTS = {
+            f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING
+                     else f.default) for f in dataclasses.fields(FuxiAgentOptions)
+            if f.name in NO_EFFECT}
     for name, why in NO_EFFECT.items():
         if getattr(options, name) != defaults[name]:
             warnings.warn(f"{name} has no effect: {why}", stacklevel=4)

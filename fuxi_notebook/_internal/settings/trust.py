@@ -70,6 +70,12 @@ def folder_key(path: Path | str) -> str:
 
 def fingerprint_of(items: Sequence[Any]) -> str:
     """`sha256:<hex>` of the canonical JSON of `items` (what trust is given to)."""
+    if not items:  # most folders: nothing needs trust
+        return _NOTHING
+    return _fingerprint(items)
+
+
+def _fingerprint(items: Sequence[Any]) -> str:
     text = json.dumps([_SCHEME, list(items)], sort_keys=True, ensure_ascii=False,
                       separators=(",", ":"), default=str)
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
@@ -179,3 +185,6 @@ def _locked(store: Path) -> Iterator[None]:
         yield
     finally:
         os.close(descriptor)
+
+
+_NOTHING = _fingerprint([])
