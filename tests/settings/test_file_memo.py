@@ -132,3 +132,27 @@ def test_the_reading_notes_every_path_it_looks_at(tmp_path: Path,
     missed = sorted({p for p in looked if str(Path(p)) not in covered})
     assert not missed, missed
     assert looked  # the spies saw the load
+
+
+@pytest.mark.usefixtures("keep_at_once")
+async def test_a_transcript_names_the_branch_checked_out_now(tmp_path: Path) -> None:
+    """The git branch a transcript records is kept between queries, and a checkout of
+    another branch is seen by the next one."""
+    from fuxi_notebook import FuxiAgentOptions, ScriptedModel, query
+    from fuxi_notebook._internal.sessions.store import (
+        FileSessionStore,
+        project_key_for_directory,
+    )
+    from fuxi_notebook.testing import text
+
+    root = _project(tmp_path)
+    head = tmp_path / "repo" / ".git" / "HEAD"
+    branches = []
+    for branch in ("main", "main", "feature/x"):
+        head.write_text(f"ref: refs/heads/{branch}\n")
+        options = FuxiAgentOptions(model=ScriptedModel([[text("ok")]]), cwd=root)
+        messages = [m async for m in query(prompt="hi", options=options)]
+        entries = FileSessionStore().read({"project_key": project_key_for_directory(root),
+                                           "session_id": messages[-1].session_id})
+        branches.append({e.get("gitBranch") for e in entries or []})
+    assert branches == [{"main"}, {"main"}, {"feature/x"}]

@@ -234,13 +234,25 @@ async def _unused(session_id: str | None, store: _Reader, project: str) -> str:
 
 
 def _git_branch(cwd: Path) -> str | None:
-    """The branch checked out where the session runs (None outside git, or detached)."""
+    """The branch checked out where the session runs (None outside git, or detached);
+    kept while the files it read stay as they were (common/file_memo.py)."""
+    from ..common.file_memo import remembered
+
+    return remembered(("git branch", cwd), lambda: _read_git_branch(cwd))
+
+
+def _read_git_branch(cwd: Path) -> str | None:
+    from ..common.file_memo import note
+
     for folder in (cwd, *cwd.parents):
         dot_git = folder / ".git"
+        note(dot_git)
         try:
             if dot_git.is_file():  # a worktree: `gitdir: <its folder in the main repo>`
                 dot_git = folder / dot_git.read_text().partition("gitdir:")[2].strip()
+                note(dot_git)
             if dot_git.is_dir():
+                note(dot_git / "HEAD")
                 head = (dot_git / "HEAD").read_text().strip()
                 return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else None
         except OSError:
