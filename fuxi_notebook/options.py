@@ -211,8 +211,10 @@ class FuxiAgentOptions:
         session_store: where sessions are kept (a `SessionStore`; None = files under
             `~/.fuxi/projects/`).
         plugins: `{"type": "local", "path": ...}` folders with agents, commands and skills.
-        session_store_flush: "batched" (each run is written when it ends) or "eager"; runs
-            are written when they end either way.
+        session_store_flush: how a `session_store` gets each run: "batched" (when it
+            ends) or "eager" (in the background as it goes); the end of a run is written
+            before its result either way. The local files (no `session_store`) are
+            written behind, a turn at a time, and at the end.
         load_timeout_ms: how long loading a session from `session_store` may take.
         persist_session: False = this session is not saved anywhere (nothing to resume).
         permission_prompts: "host" = calls no rule decides go to `can_use_tool`; "none" =
