@@ -235,14 +235,14 @@ async def _unused(session_id: str | None, store: _Reader, project: str) -> str:
 
 def _git_branch(cwd: Path) -> str | None:
     """The branch checked out where the session runs (None outside git, or detached);
-    kept while the files it read stay as they were (common/file_memo.py)."""
-    from ..common.file_memo import remembered
+    kept while the files it read stay as they were (common/reading.py)."""
+    from ..common.reading import remembered
 
     return remembered(("git branch", cwd), lambda: _read_git_branch(cwd))
 
 
 def _read_git_branch(cwd: Path) -> str | None:
-    from ..common.file_memo import note
+    from ..common.reading import note
 
     for folder in (cwd, *cwd.parents):
         dot_git = folder / ".git"

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..common.config_folder import project_folder
-from ..common.file_memo import note
-from ..common.reading import Outside, read_inside
+from ..common.reading import Outside, note, read_inside
 
 __all__ = ["LOCAL_MEMORY_FILE", "MAX_MEMORY_CHARS", "MEMORY_FILE", "MemoryFile", "git_root",
            "load_memory", "nested_memory"]

@@ -26,8 +26,7 @@ from pathlib import Path
 
 from ...errors import ConfigurationError
 from ..common.config_folder import project_folder
-from ..common.file_memo import note
-from ..common.reading import Outside, config_errors, read_inside
+from ..common.reading import Outside, config_errors, note, read_inside
 
 __all__ = ["BUILTIN_STYLES", "DEFAULT_STYLE", "OutputStyle", "OutputStyleChoice",
            "choose_output_style", "load_output_styles"]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from ...hooks import HookMatcher
-from ..common.file_memo import note, remembered
+from ..common.reading import note, remembered
 from ..mcp_servers.config import McpServerConfig
 from ..permissions.modes import NARROW_MODES
 from ..permissions.settings import PermissionSettings
@@ -159,7 +159,7 @@ def load_project_settings(sources: Iterable[str], root: Path | str, *,
 def _read(names: tuple[str, ...], base: Path, user: Path, output_style: str | None,
           hook_errors: HookErrors) -> _Reading:
     """Every file of the sources, read (a warm process keeps the reading while the files
-    stay as they were: common/file_memo.py)."""
+    stay as they were: common/reading.py)."""
     warnings: list[str] = []
     files: list[SourceSettings] = []
     for source in names:

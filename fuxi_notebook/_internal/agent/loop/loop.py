@@ -153,8 +153,6 @@ async def _turns(run: Run, content: str | list[dict[str, Any]]) -> AsyncGenerato
         if final is not None:
             yield final
             return
-        if session.on_turn is not None:
-            session.on_turn()
 
 
 async def _recover(run: Run, error: ModelError, retry: list[bool]) -> AsyncGenerator[Message, None]:
@@ -215,6 +213,8 @@ def _after_tools(run: Run, response: ModelResponse, calls: list[dict[str, Any]],
     if run.interrupted:
         return run.result("error_during_execution", errors=["Interrupted by a permission "
                           "denial."], terminal_reason="aborted_tools")
+    if run.session.on_turn is not None:  # the round has joined the conversation
+        run.session.on_turn()
     return None
 
 

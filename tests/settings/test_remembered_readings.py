@@ -1,5 +1,5 @@
 """A warm process keeps a project's reading while its files stay as they were
-(common/file_memo.py): every change a user can make to a file the reading used is seen on
+(common/reading.py): every change a user can make to a file the reading used is seen on
 the next load, and the reading notes every path it looks at."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fuxi_notebook._internal.common import file_memo
+from fuxi_notebook._internal.common import reading
 from fuxi_notebook._internal.settings.project import load_project_settings
 
 SOURCES = ["user", "project", "local"]
@@ -19,8 +19,8 @@ SOURCES = ["user", "project", "local"]
 def keep_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files written by a test are seconds old at most: keep readings however new they are
     (the racy-stamp rule has a test of its own)."""
-    monkeypatch.setattr(file_memo, "_RACY_NS", 0)
-    file_memo.forget_all()
+    monkeypatch.setattr(reading, "_RACY_NS", 0)
+    reading.forget_all()
 
 
 def _project(tmp_path: Path) -> Path:
@@ -32,7 +32,7 @@ def _project(tmp_path: Path) -> Path:
 
 def _kept(root: Path) -> bool:
     return any(key[0] == "project settings" and key[2] == root.resolve()
-               for key in file_memo._KEPT)
+               for key in reading._KEPT)
 
 
 @pytest.mark.usefixtures("keep_at_once")
@@ -82,7 +82,7 @@ def test_every_change_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         monkeypatch.setenv("FUXI_MEMO_TOOL", "cat")
 
     after = load_project_settings(SOURCES, root)
-    file_memo.forget_all()
+    reading.forget_all()
     cold = load_project_settings(SOURCES, root)  # what a fresh process reads
     assert after._reading == cold._reading
     assert after._reading != before._reading
@@ -90,7 +90,7 @@ def test_every_change_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 def test_a_file_written_just_now_is_read_again(tmp_path: Path) -> None:
     """Its stamps may not move with a second write in the same clock tick."""
-    file_memo.forget_all()
+    reading.forget_all()
     root = _project(tmp_path)
     (root / "FUXI.md").write_text("version A")
     load_project_settings(SOURCES, root)
@@ -122,10 +122,10 @@ def test_the_reading_notes_every_path_it_looks_at(tmp_path: Path,
             return _real(path, *args, **kwargs)  # type: ignore[operator]
 
         monkeypatch.setattr(os, name, spy)
-    file_memo.forget_all()
+    reading.forget_all()
     load_project_settings(SOURCES, root)
     monkeypatch.undo()
-    noted = next(signatures for key, (signatures, _, _) in file_memo._KEPT.items()
+    noted = next(signatures for key, (signatures, _, _) in reading._KEPT.items()
                  if key[0] == "project settings")
     covered = {str(Path(p)) for p in noted}
     covered |= {str(parent) for p in noted for parent in Path(p).parents}
