@@ -118,3 +118,51 @@ async def test_a_model_the_api_retires_is_warned_about_as_the_client_would():
             [item async for item in model.stream(request)]
     assert any(issubclass(w.category, DeprecationWarning) and "claude-opus-4-5" in str(w.message)
                and "end-of-life" in str(w.message) for w in caught)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.booleans(), steps), min_size=2, max_size=4))
+def test_conversations_sharing_a_model_each_get_their_own_bodies(conversations):
+    """A parent and its subagents share one model, so one encoder: their turns interleave."""
+    encoder = BodyEncoder()
+    system = [{"type": "text", "text": "You are Fuxi."}]
+    histories = [[{"role": "user", "content": [{"type": "text", "text": f"task {n}"}]}]
+                 for n in range(len(conversations))]
+    longest = max(len(actions) for _, actions in conversations)
+    for turn in range(longest):
+        for (_, actions), history in zip(conversations, histories, strict=True):
+            if turn >= len(actions):
+                continue
+            action, words, where = actions[turn]
+            if action in ("append", "same"):
+                role = "assistant" if history[-1]["role"] == "user" else "user"
+                history.append({"role": role, "content": [{"type": "text", "text": words or "."}]})
+            elif action == "replace":
+                index = where % len(history)
+                history[index] = {**history[index], "content": [{"type": "text", "text": "!"}]}
+            elif len(history) > 2:
+                history[:] = history[2:]
+            body = _body(history, system, [])
+            assert json.loads(encoder.encode(body)) == body
+
+
+def test_a_turn_encodes_what_it_added_however_long_the_history(monkeypatch):
+    """The messages of earlier turns are not encoded again: the number of encodings per
+    turn (the new messages, the marked copies, the other keys) stays the same from turn 5
+    to turn 200."""
+    from fuxi_notebook._internal.models import wire_body
+
+    calls: list[int] = []
+    real = wire_body.dumps
+    monkeypatch.setattr(wire_body, "dumps", lambda value: calls.append(1) or real(value))
+    encoder = BodyEncoder()
+    system = [{"type": "text", "text": "You are Fuxi."}]
+    history: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    per_turn = []
+    for turn in range(200):
+        history += [{"role": "assistant", "content": [{"type": "text", "text": f"{turn}"}]},
+                    {"role": "user", "content": [{"type": "text", "text": "more"}]}]
+        calls.clear()
+        encoder.encode(_body(history, system, []))
+        per_turn.append(len(calls))
+    assert max(per_turn[5:]) == min(per_turn[5:]) <= 16

@@ -101,7 +101,7 @@ class RequestMeter:
                  pending: Sequence[dict[str, Any]] = ()) -> tuple[int, bool]:
         """`(tokens, counted)`: the size of a request of `history` (plus `pending`
         results), and whether the API's count of the last request went into it."""
-        sizes = [self._size(message) for message in history]
+        sizes = self._estimates(history)
         owed = estimate_tokens(list(pending))
         whole = sum(self.prefix(system, tools)) + sum(sizes) + owed
         known = self._measured
@@ -110,6 +110,20 @@ class RequestMeter:
             counted = known.tokens + sum(sizes[known.messages:]) + owed
             return max(whole, counted), True
         return whole, False
+
+    def _estimates(self, history: list[dict[str, Any]]) -> list[int]:
+        """Each message's estimate: those the last history had (the same objects, in the
+        same places: one pass of identity checks) from then, the rest estimated."""
+        last, kept = self._history, self._history_sizes
+        same, limit = 0, min(len(history), len(last))
+        while same < limit and history[same] is last[same]:
+            same += 1
+        sizes = kept[:same] + [self._size(message) for message in history[same:]]
+        self._history, self._history_sizes = list(history), sizes
+        return sizes
+
+    _history: list[dict[str, Any]] = []  # noqa: RUF012 -- replaced, never changed in place
+    _history_sizes: list[int] = []  # noqa: RUF012
 
     def _size(self, message: dict[str, Any]) -> int:
         key = id(message)

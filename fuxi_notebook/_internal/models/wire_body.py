@@ -29,35 +29,84 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+def _shape(item: Any) -> tuple[Any, int]:
+    """What an item's reuse is checked against: its content list and that list's length."""
+    content = item.get("content") if isinstance(item, dict) else None
+    return content, len(content) if isinstance(content, list | str) else -1
+
+
+class _Last:
+    """One conversation's last list: its items and, for each, its shape and encoding."""
+
+    def __init__(self, items: list[Any], shapes: list[tuple[Any, int]],
+                 parts: list[bytes]) -> None:
+        self.items, self.shapes, self.parts = items, shapes, parts
+
+
 class _Items:
     """The encodings of one list's items (messages, system blocks, tools), by identity.
 
-    Entries not used by the last few bodies are dropped, so a model shared by several
-    conversations at once (a parent and its subagents) keeps each one's, and the cache
-    never holds much more than the bodies it serves."""
+    A conversation's list starts as its last one did (the same objects, up to the
+    messages this turn marked or added): that prefix is taken from the last list of the
+    conversation (known by its first item) in one pass of identity checks, so a turn's
+    cost does not grow with the history; the rest is looked up by identity among the
+    items of the last few bodies, or encoded. Entries not used by the last few bodies are
+    dropped, so a model shared by several conversations at once (a parent and its
+    subagents) keeps each one's, and the cache never holds much more than the bodies it
+    serves."""
 
     _KEEP = 4  # bodies
+    _CONVERSATIONS = 8
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Any, Any, int, bytes, int]] = {}
+        self._lasts: dict[int, _Last] = {}
         self._body = 0
 
     def encode(self, items: list[Any]) -> bytes:
         self._body += 1
-        seen, body, parts = self._seen, self._body, []
-        for item in items:
-            content = item.get("content") if isinstance(item, dict) else None
-            size = len(content) if isinstance(content, list | str) else -1
+        seen, body = self._seen, self._body
+        last = self._lasts.get(id(items[0])) if items else None
+        same = 0
+        if last is not None and last.items[0] is items[0]:
+            kept_items, kept_shapes = last.items, last.shapes
+            limit = min(len(items), len(kept_items))
+            while (same < limit and items[same] is kept_items[same]
+                   and _same_shape(items[same], kept_shapes[same])):
+                same += 1
+        shapes: list[tuple[Any, int]] = []
+        parts: list[bytes] = []
+        if last is not None and same:
+            shapes, parts = last.shapes[:same], last.parts[:same]
+        for item in items[same:]:
+            content, size = shape = _shape(item)
             hit = seen.get(id(item))
             if hit is not None and hit[0] is item and hit[1] is content and hit[2] == size:
                 encoded = hit[3]
             else:
                 encoded = dumps(item)
             seen[id(item)] = (item, content, size, encoded, body)
+            shapes.append(shape)
             parts.append(encoded)
+        if items:
+            self._keep(items, shapes, parts)
         if len(seen) > 2 * len(items) + 64:
             self._seen = {k: v for k, v in seen.items() if v[4] > body - self._KEEP}
         return b"[" + b",".join(parts) + b"]"
+
+    def _keep(self, items: list[Any], shapes: list[tuple[Any, int]],
+              parts: list[bytes]) -> None:
+        lasts = self._lasts
+        lasts.pop(id(items[0]), None)
+        if len(lasts) >= self._CONVERSATIONS:
+            del lasts[next(iter(lasts))]  # the conversation not seen for longest
+        lasts[id(items[0])] = _Last(list(items), shapes, parts)
+
+
+def _same_shape(item: Any, shape: tuple[Any, int]) -> bool:
+    content = item.get("content") if isinstance(item, dict) else None
+    return content is shape[0] and (
+        len(content) if isinstance(content, list | str) else -1) == shape[1]
 
 
 class BodyEncoder:
