@@ -182,10 +182,6 @@ def check_depth(value: Any, where: str) -> None:
 
 # -- remembered readings ------------------------------------------------------------------
 
-
-
-
-
 #: a path modified more recently than this makes a result not kept
 RACY_SECONDS = 1.0
 _RACY_NS = int(RACY_SECONDS * 1e9)

@@ -31,7 +31,7 @@ def _marked_prefix(block: dict[str, Any]) -> dict[str, Any]:
     kept = _PREFIX_MARKED.get(id(block))
     if kept is not None and kept[0] is block and kept[1] == marked:
         return kept[1]
-    if len(_PREFIX_MARKED) > 64:
+    if len(_PREFIX_MARKED) > 16:  # a few sessions at once: their prompts are large
         _PREFIX_MARKED.clear()
     _PREFIX_MARKED[id(block)] = (block, marked)
     return marked
