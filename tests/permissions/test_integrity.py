@@ -309,3 +309,36 @@ def test_a_frozen_rule_changed_behind_its_back_is_reported_and_put_back(tmp_path
     object.__setattr__(session.permissions.rules["deny"][0], "specifier", "ls *")
     assert session.guard.check() == ["the permission rules was changed"]
     assert [rule.specifier for rule in session.permissions.rules["deny"]] == ["rm *"]
+
+
+_FIRST_QUERY_UNDER_A_SEAL = """
+import asyncio, sys, tempfile
+from fuxi_notebook import FuxiAgentOptions, ScriptedModel, query
+from fuxi_notebook._internal.agent import query as _loop  # noqa: F401 -- the loop, loaded
+from fuxi_notebook._internal.permissions.integrity import CodeSeal
+from fuxi_notebook.testing import text, tool_use
+
+seal = CodeSeal()  # before any session: every cache the first query fills is still empty
+folder = tempfile.mkdtemp()
+open(folder + "/a.txt", "w").write("hello")
+async def main():
+    model = ScriptedModel([[tool_use("Read", {"file_path": "a.txt"})], [text("done")]])
+    options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=["Read"])
+    async for _ in query(prompt="read a.txt", options=options):
+        pass
+asyncio.run(main())
+print(seal.breaches())
+"""
+
+
+def test_a_first_query_under_a_code_seal_replaces_no_module_attribute(tmp_path):
+    """What a warm process keeps (tool definitions, defaults, readings) is kept in place:
+    the code seal sees a module attribute rebound as tampering, so a cache that rebinds
+    one would fail the first session built after a seal was taken."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _FIRST_QUERY_UNDER_A_SEAL],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"

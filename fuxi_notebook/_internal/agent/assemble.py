@@ -327,7 +327,9 @@ def _warn_shadowed(options: FuxiAgentOptions, kinds: dict[str, ToolKind]) -> Non
                       CanUseToolShadowedWarning, stacklevel=5)
 
 
-_NO_EFFECT_DEFAULTS: dict[str, Any] | None = None
+#: the defaults of the no-effect options, filled once (in place: the code seal of
+#: permissions/integrity.py sees a module attribute rebound as tampering)
+_NO_EFFECT_DEFAULTS: dict[str, Any] = {}
 
 
 def _warn_no_effect(options: FuxiAgentOptions) -> None:
@@ -338,13 +340,12 @@ def _warn_no_effect(options: FuxiAgentOptions) -> None:
 
     from ...options import NO_EFFECT
 
-    global _NO_EFFECT_DEFAULTS
     defaults = _NO_EFFECT_DEFAULTS
-    if defaults is None:  # made once: they are only compared with
-        defaults = _NO_EFFECT_DEFAULTS = {
+    if not defaults:  # made once: they are only compared with
+        defaults.update({
             f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING
                      else f.default) for f in dataclasses.fields(FuxiAgentOptions)
-            if f.name in NO_EFFECT}
+            if f.name in NO_EFFECT})
     for name, why in NO_EFFECT.items():
         if getattr(options, name) != defaults[name]:
             warnings.warn(f"{name} has no effect: {why}", stacklevel=4)
