@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import os
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -71,20 +72,11 @@ def config_dir() -> Path:
     return config_dirs()[0]
 
 
-#: (FUXI_CONFIG_DIR, HOME) -> the process's user folder (`Path.home()` is slow, and
-#: every reader of settings asks for the folder)
-_PROCESS_DIRS: dict[tuple[str | None, str | None], Path] = {}
-
-
+@lru_cache(maxsize=64)
 def _process_dir(configured: str | None, home: str | None) -> Path:
-    found = _PROCESS_DIRS.get((configured, home))
-    if found is None:
-        found = (Path(configured).expanduser() if configured
-                 else Path.home() / PROJECT_FOLDER)
-        if len(_PROCESS_DIRS) > 64:
-            _PROCESS_DIRS.clear()
-        _PROCESS_DIRS[(configured, home)] = found
-    return found
+    """The process's user folder for FUXI_CONFIG_DIR and HOME (`Path.home()` reads
+    HOME, and is slow: every reader of settings asks for the folder)."""
+    return Path(configured).expanduser() if configured else Path.home() / PROJECT_FOLDER
 
 
 def config_dirs() -> tuple[Path, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["PRICES", "PRICES_SOURCE_DATE", "PRICE_UNKNOWN", "WEB_SEARCH_USD", "Price",
@@ -80,18 +81,9 @@ def model_family(model: str, families: Iterable[str]) -> str | None:
     return max(matches, key=len) if matches else None
 
 
+@lru_cache(maxsize=256)  # every response is priced, twice while it streams
 def _family(model: str) -> str | None:
-    try:
-        return _FAMILIES[model]
-    except KeyError:
-        if len(_FAMILIES) > 256:
-            _FAMILIES.clear()
-        found = _FAMILIES[model] = model_family(model, PRICES)
-        return found
-
-
-#: model id -> its family in PRICES (every response is priced, twice while it streams)
-_FAMILIES: dict[str, str | None] = {}
+    return model_family(model, PRICES)
 
 
 def is_known_model(model: str) -> bool:

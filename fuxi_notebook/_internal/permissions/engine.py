@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -87,18 +88,12 @@ def _is_root() -> bool:
 def _own_process() -> tuple[list[str], list[int]]:
     """Command lines and pids of this process and its parent (the kernel, the server),
     read once per pair of pids (a forked child, or a parent that died, reads again)."""
-    pids = [os.getpid(), os.getppid()]
-    kept = _OWN.get((pids[0], pids[1]))
-    if kept is None:
-        kept = _OWN[(pids[0], pids[1])] = _read_own(pids)
-    return list(kept), list(pids)
+    pids = (os.getpid(), os.getppid())
+    return list(_command_lines(pids)), list(pids)
 
 
-#: (pid, parent pid) -> their command lines
-_OWN: dict[tuple[int, int], tuple[str, ...]] = {}
-
-
-def _read_own(pids: list[int]) -> tuple[str, ...]:
+@lru_cache(maxsize=8)
+def _command_lines(pids: tuple[int, ...]) -> tuple[str, ...]:
     lines = []
     for pid in pids:
         try:
