@@ -80,6 +80,9 @@ class RequestMeter:
     def __init__(self) -> None:
         self._measured: _Measured | None = None
         self._sizes: dict[int, tuple[dict[str, Any], int]] = {}
+        #: the last history estimated, and its messages' estimates (`_estimates`)
+        self._history: list[dict[str, Any]] = []
+        self._history_sizes: list[int] = []
 
     def measured(self, usage: dict[str, Any] | None, history: list[dict[str, Any]]) -> None:
         """A response has joined `history` (as its last message); `usage` is the API's
@@ -121,9 +124,6 @@ class RequestMeter:
         sizes = kept[:same] + [self._size(message) for message in history[same:]]
         self._history, self._history_sizes = list(history), sizes
         return sizes
-
-    _history: list[dict[str, Any]] = []  # noqa: RUF012 -- replaced, never changed in place
-    _history_sizes: list[int] = []  # noqa: RUF012
 
     def _size(self, message: dict[str, Any]) -> int:
         key = id(message)

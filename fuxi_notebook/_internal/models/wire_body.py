@@ -104,9 +104,8 @@ class _Items:
 
 
 def _same_shape(item: Any, shape: tuple[Any, int]) -> bool:
-    content = item.get("content") if isinstance(item, dict) else None
-    return content is shape[0] and (
-        len(content) if isinstance(content, list | str) else -1) == shape[1]
+    content, size = _shape(item)
+    return content is shape[0] and size == shape[1]
 
 
 class BodyEncoder:
