@@ -71,7 +71,6 @@ class AnthropicModel:
         self.retry = retry or RetryPolicy()
         self._client = client
         self._encoder = BodyEncoder()  # the messages it has sent, encoded once
-        self._last: tuple[asyncio.AbstractEventLoop, Any] | None = None  # loop, its client
 
     @property
     def name(self) -> str:
@@ -83,9 +82,6 @@ class AnthropicModel:
             return self._client
         _guard_real_api(self._base_url)
         loop = asyncio.get_running_loop()
-        last = self._last
-        if last is not None and last[0] is loop:  # a query's every request: one lookup
-            return last[1]
         per_loop = _CLIENTS.setdefault(loop, {})
         key = (self._api_key or "", self._base_url or "")
         if key not in per_loop:
@@ -96,7 +92,6 @@ class AnthropicModel:
             per_loop[key] = anthropic.AsyncAnthropic(
                 api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=timeout,
             )
-        self._last = (loop, per_loop[key])
         return per_loop[key]
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamItem, None]:
