@@ -223,7 +223,7 @@ async def test_the_local_transcript_is_written_behind_a_turn_at_a_time(tmp_path)
         """What the file holds at each call; the second waits for the first turn."""
         async def written(count: int) -> list[dict]:
             while len(entries := _local_entries(tmp_path, session["id"]) or []) < count:
-                await asyncio.sleep(0.001)
+                await asyncio.sleep(0)  # a turn to the writer's task, no wait of its own
             return entries
         entries = await asyncio.wait_for(written(3 if seen else 0), timeout=10)
         seen.append([e["message"]["role"] for e in entries])
