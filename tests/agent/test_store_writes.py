@@ -248,6 +248,38 @@ async def test_the_local_transcript_is_written_behind_a_turn_at_a_time(tmp_path)
     assert {u for e in entries for u in e.get("message_uuids", ())} == shown
 
 
+async def test_what_the_transcript_stores_passes_redaction_and_keeps_its_chain(
+        tmp_path, monkeypatch):
+    """Secrets in the prompt, a response, a tool's result and the working folder's name
+    are stored redacted, whichever turn writes them (behind or at the end); the uuids that
+    link the entries are the loop's own and stay as they are."""
+    secret = "hunter2-correct-horse-battery"
+    monkeypatch.setenv("FUXI_TEST_API_KEY", secret)
+    shape = "sk-ant-api03-" + "Q" * 32
+    cwd = tmp_path / f"work-{secret}"
+    cwd.mkdir()
+    (cwd / "notes.txt").write_text(f"the key is {shape}\n")
+    model = ScriptedModel([[text(f"Reading it for {secret}."),
+                            tool_use("Read", {"file_path": "notes.txt"})],
+                           [text(f"It holds {shape}.")]])
+    options = FuxiAgentOptions(model=model, cwd=cwd, allowed_tools=["Read"],
+                               session_id="5b4a3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d")
+    messages, error = await collect(f"What is in notes.txt, {secret}?", options)
+    assert error is None
+    raw = next(FileSessionStore().root.rglob(f"{options.session_id}.jsonl")).read_text()
+    assert secret not in raw and shape not in raw
+    entries = _local_entries(cwd, options.session_id)
+    assert entries is not None
+    stored = chain(entries)
+    assert [block_texts(e["message"])[0] for e in stored] == [
+        "What is in notes.txt, [REDACTED]?", "Reading it for [REDACTED].", None,
+        "It holds [REDACTED]."]
+    assert "[REDACTED]" in stored[2]["message"]["content"][0]["content"]
+    assert {e["cwd"] for e in entries} == {str(tmp_path / "work-[REDACTED]")}
+    shown = {m.uuid for m in messages if isinstance(m, AssistantMessage | UserMessage)}
+    assert {u for e in entries for u in e.get("message_uuids", ())} == shown
+
+
 _KILLED_RUN = """
 import asyncio, sys
 from fuxi_notebook import FuxiAgentOptions, ScriptedModel, create_sdk_mcp_server, query, tool

@@ -260,7 +260,7 @@ class Transcript:
         """Append what `view` (the chain's messages from `start` on; the ones before it
         are written) has beyond what is written. None once written, or if nothing is
         new; else what went wrong."""
-        from ..sessions.entries import message_entry
+        from ..sessions.entries import message_entry, now_iso
         from ..sessions.redact import redact
 
         written = chain.written
@@ -278,20 +278,26 @@ class Transcript:
         entries: list[dict[str, Any]] = []
         pairs: list[tuple[str, Any]] = []
         used: set[str] = set()
-        # no copy: a message in the history is replaced, never changed in place (as the
-        # request body relies on too, models/wire_body.py), and redaction copies below
-        for message in new:
+        # what is stored passes redaction, as a notebook's records do: the messages and
+        # what else the entries carry from outside (once per write: the secrets to look
+        # for are gathered per call); not the uuids and times made here, which redaction
+        # could only break (a changed uuid would cut the chain). No copy before: a
+        # message in the history is replaced, never changed in place (as the request
+        # body relies on too, models/wire_body.py), and redaction copies.
+        meta, clean = redact(({"session_id": self.key["session_id"], "cwd": self.cwd,
+                               "git_branch": self.git_branch, "fields": chain.fields}, new))
+        stamp = now_iso()  # one write, one time
+        for message, redacted in zip(new, clean, strict=True):
             aliases = _aliases(shown, message, used)
             uuid = aliases[-1] if aliases else new_uuid()
-            entry = message_entry(message, uuid=uuid, parent=parent,
-                                  session_id=self.key["session_id"], cwd=self.cwd,
-                                  aliases=aliases, git_branch=self.git_branch)
-            entries.append({**entry, **chain.fields})
+            entry = message_entry(redacted, uuid=uuid, parent=parent,
+                                  session_id=meta["session_id"], cwd=meta["cwd"],
+                                  aliases=aliases, git_branch=meta["git_branch"],
+                                  timestamp=stamp)
+            entries.append({**entry, **meta["fields"]})
             pairs.append((uuid, message))
             parent = uuid
-        # what is stored passes redaction, as a notebook's records do (once per write: the
-        # secrets to look for are gathered per call)
-        problem = await self._append(chain.key, redact(entries))
+        problem = await self._append(chain.key, entries)
         if problem is None:
             chain.written = written[:same] + pairs
             self.shown = [m for m in self.shown if m.uuid not in used]  # named now
