@@ -64,6 +64,27 @@ def test_a_message_changed_in_place_is_encoded_again_when_its_content_list_is_re
     assert b"one" in first
 
 
+def test_a_content_list_grown_in_place_is_encoded_again_wherever_it_is():
+    """The kept prefix is checked by each message's content list and its length, for the
+    first message, one in the middle and the last."""
+    encoder = BodyEncoder()
+    history = [{"role": "user" if i % 2 == 0 else "assistant",
+                "content": [{"type": "text", "text": f"m{i}"}]} for i in range(9)]
+    for index in (0, 4, 8):
+        encoder.encode({"messages": history})
+        history[index]["content"].append({"type": "text", "text": f"more {index}"})
+        sent = json.loads(encoder.encode({"messages": history}))["messages"]
+        assert sent == history
+
+
+def test_items_that_are_not_objects_are_encoded_as_they_are():
+    encoder = BodyEncoder()
+    message = {"role": "user", "content": "hi"}
+    for _ in range(2):
+        assert json.loads(encoder.encode({"messages": ["plain", message, 3]})) == {
+            "messages": ["plain", message, 3]}
+
+
 def test_the_check_catches_a_block_changed_in_place(monkeypatch):
     """A block edited in place keeps its message, list and length: the one change the
     identity check cannot see. The loop never does it; the check the tests turn on

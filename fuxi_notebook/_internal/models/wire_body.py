@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
+from itertools import repeat
+from operator import eq, is_, length_hint
 from typing import Any
 
 __all__ = ["BodyEncoder", "dumps"]
@@ -29,18 +32,38 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _shape(item: Any) -> tuple[Any, int]:
-    """What an item's reuse is checked against: its content list and that list's length."""
-    content = item.get("content") if isinstance(item, dict) else None
-    return content, len(content) if isinstance(content, list | str) else -1
+def _content(item: Any) -> Any:
+    """What an item's reuse is checked against besides itself: its content (a list or a
+    string, or None), with that content's length (`length_hint`: 0 for None)."""
+    return item.get("content") if isinstance(item, dict) else None
+
+
+def _first_false(flags: Iterable[bool]) -> int:
+    """The index of the first false flag (the number of flags if none is)."""
+    found = list(flags)
+    found.append(False)
+    return found.index(False)
 
 
 class _Last:
-    """One conversation's last list: its items and, for each, its shape and encoding."""
+    """One conversation's last list: its items and, for each, its content, that content's
+    length and its encoding."""
 
-    def __init__(self, items: list[Any], shapes: list[tuple[Any, int]],
+    def __init__(self, items: list[Any], contents: list[Any], sizes: list[int],
                  parts: list[bytes]) -> None:
-        self.items, self.shapes, self.parts = items, shapes, parts
+        self.items, self.contents, self.sizes, self.parts = items, contents, sizes, parts
+
+    def kept(self, items: list[Any]) -> int:
+        """How many of `items` lead as the ones encoded last, unchanged: the same objects
+        holding the same content of the same length. Each check is one pass in C
+        (`map`), not a call per item: this pass is what a turn's cost would grow with."""
+        same = _first_false(map(is_, items, self.items))
+        try:
+            contents = list(map(dict.get, items[:same], repeat("content")))
+        except TypeError:  # an item that is not a dict: each is looked up by itself
+            return 0
+        same = _first_false(map(is_, contents, self.contents))
+        return _first_false(map(eq, map(length_hint, contents[:same]), self.sizes))
 
 
 class _Items:
@@ -67,45 +90,36 @@ class _Items:
         self._body += 1
         seen, body = self._seen, self._body
         last = self._lasts.get(id(items[0])) if items else None
-        same = 0
-        if last is not None and last.items[0] is items[0]:
-            kept_items, kept_shapes = last.items, last.shapes
-            limit = min(len(items), len(kept_items))
-            while (same < limit and items[same] is kept_items[same]
-                   and _same_shape(items[same], kept_shapes[same])):
-                same += 1
-        shapes: list[tuple[Any, int]] = []
+        same = last.kept(items) if last is not None else 0
+        contents: list[Any] = []
+        sizes: list[int] = []
         parts: list[bytes] = []
         if last is not None and same:
-            shapes, parts = last.shapes[:same], last.parts[:same]
+            contents, sizes, parts = last.contents[:same], last.sizes[:same], last.parts[:same]
         for item in items[same:]:
-            content, size = shape = _shape(item)
+            content = _content(item)
+            size = length_hint(content)
             hit = seen.get(id(item))
             if hit is not None and hit[0] is item and hit[1] is content and hit[2] == size:
                 encoded = hit[3]
             else:
                 encoded = dumps(item)
             seen[id(item)] = (item, content, size, encoded, body)
-            shapes.append(shape)
+            contents.append(content)
+            sizes.append(size)
             parts.append(encoded)
         if items:
-            self._keep(items, shapes, parts)
+            self._keep(_Last(list(items), contents, sizes, parts))
         if len(seen) > 2 * len(items) + 64:
             self._seen = {k: v for k, v in seen.items() if v[4] > body - self._KEEP}
         return b"[" + b",".join(parts) + b"]"
 
-    def _keep(self, items: list[Any], shapes: list[tuple[Any, int]],
-              parts: list[bytes]) -> None:
-        lasts = self._lasts
-        lasts.pop(id(items[0]), None)
+    def _keep(self, last: _Last) -> None:
+        lasts, first = self._lasts, id(last.items[0])
+        lasts.pop(first, None)
         if len(lasts) >= self._CONVERSATIONS:
             del lasts[next(iter(lasts))]  # the conversation not seen for longest
-        lasts[id(items[0])] = _Last(list(items), shapes, parts)
-
-
-def _same_shape(item: Any, shape: tuple[Any, int]) -> bool:
-    content, size = _shape(item)
-    return content is shape[0] and size == shape[1]
+        lasts[first] = last
 
 
 class BodyEncoder:
