@@ -65,6 +65,11 @@ class _Last:
         same = _first_false(map(is_, contents, self.contents))
         return _first_false(map(eq, map(length_hint, contents[:same]), self.sizes))
 
+    def cut(self, size: int) -> None:
+        """Keep the first `size` items (the next list goes on from there)."""
+        for kept in (self.items, self.contents, self.sizes, self.parts):
+            del kept[size:]
+
 
 class _Items:
     """The encodings of one list's items (messages, system blocks, tools), by identity.
@@ -90,13 +95,10 @@ class _Items:
         self._body += 1
         seen, body = self._seen, self._body
         last = self._lasts.get(id(items[0])) if items else None
-        same = last.kept(items) if last is not None else 0
-        contents: list[Any] = []
-        sizes: list[int] = []
-        parts: list[bytes] = []
-        if last is not None and same:
-            contents, sizes, parts = last.contents[:same], last.sizes[:same], last.parts[:same]
-        for item in items[same:]:
+        if last is None:
+            last = _Last([], [], [], [])
+        last.cut(last.kept(items))  # the conversation's last list, become this one
+        for item in items[len(last.items):]:
             content = _content(item)
             size = length_hint(content)
             hit = seen.get(id(item))
@@ -105,14 +107,15 @@ class _Items:
             else:
                 encoded = dumps(item)
             seen[id(item)] = (item, content, size, encoded, body)
-            contents.append(content)
-            sizes.append(size)
-            parts.append(encoded)
+            last.items.append(item)
+            last.contents.append(content)
+            last.sizes.append(size)
+            last.parts.append(encoded)
         if items:
-            self._keep(_Last(list(items), contents, sizes, parts))
+            self._keep(last)
         if len(seen) > 2 * len(items) + 64:
             self._seen = {k: v for k, v in seen.items() if v[4] > body - self._KEEP}
-        return b"[" + b",".join(parts) + b"]"
+        return b"[" + b",".join(last.parts) + b"]"
 
     def _keep(self, last: _Last) -> None:
         lasts, first = self._lasts, id(last.items[0])
