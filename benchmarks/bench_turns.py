@@ -4,10 +4,12 @@ One `query()` whose model reads a file on every turn, 150 turns, against the fak
 its own process (so its CPU is not ours). The client's CPU (`time.process_time`) is
 taken as each request starts; a turn's cost is the difference to the next one: the
 request's building and sending, the response's streaming, the tool call, the
-bookkeeping. Prints the medians around turns 10, 50 and 150 and their ratios to turn 10
-(flat would be 1.0), and with `--profile` the functions that take the late turns' time.
+bookkeeping. Prints the medians around turns 10, 50 and 150, pooled over three queries
+(one query's ten turns around a mark vary by a tenth from run to run), and their ratios
+to turn 10 (flat would be 1.0); with `--profile` the functions that take the late turns'
+time in the first query.
 
-Run: .venv/bin/python benchmarks/bench_turns.py [--turns 150] [--profile]
+Run: .venv/bin/python benchmarks/bench_turns.py [--turns 150] [--runs 3] [--profile]
 """
 
 from __future__ import annotations
@@ -89,24 +91,35 @@ async def one_query(turns: int, profile: bool) -> tuple[list[float], pstats.Stat
     return costs, stats
 
 
-def around(costs: list[float], turn: int) -> float:
-    """Median CPU ms of the turns around `turn` (1-based; the last ones for the end)."""
-    end = min(turn + AROUND, len(costs))
-    return statistics.median(costs[max(end - 2 * AROUND, 0):end]) * 1000
+def around(runs: list[list[float]], turn: int) -> float:
+    """Median CPU ms of the turns around `turn` (1-based; the last ones for the end),
+    pooled over the runs."""
+    pooled = []
+    for costs in runs:
+        end = min(turn + AROUND, len(costs))
+        pooled.extend(costs[max(end - 2 * AROUND, 0):end])
+    return statistics.median(pooled) * 1000
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=150)
+    parser.add_argument("--runs", type=int, default=3,
+                        help="queries, one after another; each mark pools their turns")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
-    costs, stats = asyncio.run(one_query(args.turns, args.profile))
-    marks = [m for m in (10, 50, args.turns) if m <= len(costs)]
-    base = around(costs, 10)
+    runs, profiles = [], []
+    for run in range(args.runs):
+        costs, profile = asyncio.run(one_query(args.turns, args.profile and run == 0))
+        runs.append(costs)
+        profiles.append(profile)
+    stats = profiles[0]
+    marks = [m for m in (10, 50, args.turns) if m <= min(map(len, runs))]
+    base = around(runs, 10)
     for mark in marks:
-        cpu = around(costs, mark)
+        cpu = around(runs, mark)
         print(f"client CPU per turn around turn {mark}: {cpu:.2f} ms ({cpu / base:.2f}x turn 10)")
-    print(f"turn {marks[-1]} / turn 10: {around(costs, marks[-1]) / base:.2f}  "
+    print(f"turn {marks[-1]} / turn 10: {around(runs, marks[-1]) / base:.2f}  "
           "(target <= 1.5, goal 1.1)")
     if stats is not None:
         print(f"\nprofile of the last {2 * AROUND} turns (cumulative):")
