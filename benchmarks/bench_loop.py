@@ -277,7 +277,7 @@ def main() -> None:
     print(f"  query() / the hand-written loop sending the same requests: {same_requests:.2f}"
           "  (target <= 1.1)")
     print(f"  query() / the wire floor (the same bytes posted, nothing else done): {wire:.2f}")
-    saving, share = asyncio.run(saving_cost(2 * args.runs))
+    saving, share = asyncio.run(saving_cost(max(200, 5 * args.runs)))
     print(f"saving the session: {saving:.2f} ms CPU a query ({share:.0%} of it)  "
           "(target < 0.5 ms)")
     seconds = import_seconds("import fuxi_notebook")

@@ -214,7 +214,8 @@ class FuxiAgentOptions:
         session_store_flush: how a `session_store` gets each run: "batched" (when it
             ends) or "eager" (in the background as it goes); the end of a run is written
             before its result either way. The local files (no `session_store`) are
-            written behind, a turn at a time, and at the end.
+            written behind as turns end (in batches of the turns ending within 50 ms),
+            and at the end.
         load_timeout_ms: how long loading a session from `session_store` may take.
         persist_session: False = this session is not saved anywhere (nothing to resume).
         permission_prompts: "host" = calls no rule decides go to `can_use_tool`; "none" =

@@ -214,8 +214,9 @@ def _local_entries(tmp_path, session_id: str) -> list[dict] | None:
 
 
 async def test_the_local_transcript_is_written_behind_a_turn_at_a_time(tmp_path):
-    """Without a session_store, a turn is on disk while the next one runs; the end of the
-    run writes only what is left, once, with no branch."""
+    """Without a session_store, a turn is on disk while the next one runs (once its batch
+    started, BATCH_SECONDS after it ended); the end of the run writes only what is left,
+    once, with no branch."""
     seen: list[list[str]] = []
     session: dict[str, str] = {}
 
@@ -246,6 +247,45 @@ async def test_the_local_transcript_is_written_behind_a_turn_at_a_time(tmp_path)
     assert len(entries) == 6  # each message once: no duplicates, no branches
     shown = {m.uuid for m in messages if isinstance(m, AssistantMessage | UserMessage)}
     assert {u for e in entries for u in e.get("message_uuids", ())} == shown
+
+
+async def test_turns_that_end_within_a_batch_are_written_in_one_append(tmp_path,
+                                                                       monkeypatch):
+    """A run of quick turns (a fast model, a replay) appends its turns in batches: three
+    turns ending within BATCH_SECONDS of each other and of the run's end are one append;
+    with each turn a batch of its own they are written as they go (the real client
+    against the fake API, so the event loop runs between turns), and the file is the
+    same."""
+    from fuxi_notebook._internal.agent import transcript_writer
+    from fuxi_notebook._internal.models.anthropic import AnthropicModel
+    from fuxi_notebook.testing import FakeMessagesServer, Turn
+
+    appends: list[int] = []
+    append = FileSessionStore.append
+
+    async def counted(self, key, entries):
+        appends.append(len(entries))
+        await append(self, key, entries)
+
+    monkeypatch.setattr(FileSessionStore, "append", counted)
+    (tmp_path / "a.txt").write_text("a\n")
+    stored = []
+    for batch in (60.0, 0.0):  # every turn within one batch; each turn a batch of its own
+        monkeypatch.setattr(transcript_writer, "BATCH_SECONDS", batch)
+        appends.clear()
+        with FakeMessagesServer([Turn([tool_use("Read", {"file_path": "a.txt"})])] * 3
+                                + [Turn([text("Done.")])]) as server:
+            model = AnthropicModel("claude-sonnet-5-5", api_key="test-key",
+                                   base_url=server.url)
+            options = FuxiAgentOptions(model=model, cwd=tmp_path, allowed_tools=["Read"])
+            messages, error = await collect("go", options)
+        assert error is None
+        session_id = messages[-1].session_id
+        entries = _local_entries(tmp_path, session_id) or []
+        stored.append([(e["message"]["role"], block_texts(e["message"])) for e in entries])
+        assert sum(appends) == len(entries) == 8  # each message once, no branch
+        assert len(appends) == (1 if batch else 4)
+    assert stored[0] == stored[1]
 
 
 async def test_what_the_transcript_stores_passes_redaction_and_keeps_its_chain(

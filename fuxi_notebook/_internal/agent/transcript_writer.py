@@ -12,11 +12,13 @@ starts a branch at its parent (see sessions/entries.py). Each subagent the sessi
 each message is yielded, so the stream never waits for the store; order is kept (one
 task, one queue), and `flush` waits for that task before it writes the rest. The local
 transcript of a session without a `session_store` (`behind`) is written behind the same
-way, a turn at a time: when a round of tool results has joined the conversation, the
-writer appends the turn while the next request is answered, so a long run's turns are
-on disk as it goes (a crash loses the current turn at most) and the end of the run only
-writes its last response. (A `session_store`'s "batched" appends stay one per run, as
-the comparable SDK's.) An append that fails is retried (`RETRY_DELAYS`), then reported
+way, in batches of turns: when a round of tool results has joined the conversation, the
+writer appends the turns that ended in the next `BATCH_SECONDS` (while the next request
+is answered; a model's answer takes seconds, so that is most often one turn), so a long
+run's turns are on disk as it goes (a crash loses the current turn, and one that ended
+in the last 50 ms); a run that ends sooner writes them in its flush, with the rest.
+(A `session_store`'s "batched" appends stay one per run, as the comparable SDK's.) An
+append that fails is retried (`RETRY_DELAYS`), then reported
 as a `mirror_error` SystemMessage; the next flush tries again.
 """
 
@@ -45,10 +47,12 @@ from .session import Conversation, Session
 if TYPE_CHECKING:
     from ..sessions.store import SessionKey
 
-__all__ = ["RETRY_DELAYS", "Transcript"]
+__all__ = ["BATCH_SECONDS", "RETRY_DELAYS", "Transcript"]
 
 #: pauses between the attempts to append to a store that failed (then `mirror_error`)
 RETRY_DELAYS: tuple[float, ...] = (0.05, 0.25)
+#: how long a turn written behind waits for later turns to join its append
+BATCH_SECONDS = 0.05
 
 _Job = tuple["_Chain", int, list[dict[str, Any]]]
 
@@ -115,7 +119,9 @@ class Transcript:
         self._sides: list[_Chain] = []  # subagents not yet written since they started
         self._queue: asyncio.Queue[_Job] | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._behind: asyncio.Task[None] | None = None  # the last turn written behind
+        self._behind: asyncio.Task[None] | None = None  # the last batch written behind
+        self._due: list[dict[str, Any]] | None = None  # the view the next batch writes
+        self._timer: asyncio.TimerHandle | None = None  # when it starts
 
     @property
     def written(self) -> list[tuple[str, dict[str, Any]]]:
@@ -199,10 +205,13 @@ class Transcript:
         self._queue.put_nowait((chain, start, copy.deepcopy(tail)))
 
     @staticmethod
-    def _changed(chain: _Chain) -> tuple[int, list[dict[str, Any]]] | None:
-        """Where the chain's conversation differs from what was last noted, and its
-        messages from there (None: nothing changed); they are noted now."""
-        view, noted = chain.view(), chain.noted
+    def _changed(chain: _Chain, view: list[dict[str, Any]] | None = None
+                 ) -> tuple[int, list[dict[str, Any]]] | None:
+        """Where the chain's conversation (`view`: as it is now) differs from what was
+        last noted, and its messages from there (None: nothing changed); they are noted
+        now."""
+        view = chain.view() if view is None else view
+        noted = chain.noted
         start, same_up_to = 0, min(len(view), len(noted))
         while start < same_up_to and view[start] is noted[start]:
             start += 1
@@ -212,14 +221,23 @@ class Transcript:
         return start, view[start:]
 
     def _turn_ended(self) -> None:
-        """Write the turn behind (`behind`): one task per turn, each after the one before,
-        given the messages themselves (the history replaces them, never changes them in
-        place, as the request body relies on too)."""
-        changed = self._changed(self._main)
-        if changed is None:
-            return
-        self._behind = asyncio.get_running_loop().create_task(
-            self._write_behind(self._behind, self._main, *changed))
+        """Write the turn behind (`behind`), with the turns that end in the next
+        `BATCH_SECONDS`: the conversation as it is now (the messages themselves: the
+        history replaces them, never changes them in place, as the request body relies
+        on too) is what the batch will write."""
+        self._due = self._main.view()
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(
+                BATCH_SECONDS, self._write_due)
+
+    def _write_due(self) -> None:
+        """Start the batch: one task per batch, each after the one before."""
+        self._timer = None
+        due, self._due = self._due, None
+        changed = self._changed(self._main, due) if due is not None else None
+        if changed is not None:
+            self._behind = asyncio.get_running_loop().create_task(
+                self._write_behind(self._behind, self._main, *changed))
 
     async def _write_behind(self, before: asyncio.Task[None] | None, chain: _Chain,
                             start: int, tail: list[dict[str, Any]]) -> None:
@@ -239,9 +257,13 @@ class Transcript:
 
     async def _drain(self) -> None:
         """Wait until the writer has written what it was handed, then stop it."""
+        if self._timer is not None:  # a batch not started: the flush writes its turns
+            self._timer.cancel()
+            self._timer = self._due = None
         behind = self._behind
         if behind is not None:  # a cancelled flush leaves it to finish, and to the next
-            await asyncio.shield(behind)
+            if not behind.done():  # (most often it is: it ran while the API answered)
+                await asyncio.shield(behind)
             self._behind = None
         worker, queue = self._worker, self._queue
         if worker is None or queue is None:
