@@ -288,6 +288,53 @@ async def test_turns_that_end_within_a_batch_are_written_in_one_append(tmp_path,
     assert stored[0] == stored[1]
 
 
+async def test_an_interrupt_while_a_batch_waits_loses_no_turn(tmp_path, monkeypatch):
+    """Interrupted in turn 2 while turn 1's batch has not started yet (BATCH_SECONDS is
+    long here): the interrupt's flush writes turn 1, turn 2's call with its interrupted
+    result, each once; the next run goes on from there."""
+    from fuxi_notebook._internal.agent import transcript_writer
+
+    monkeypatch.setattr(transcript_writer, "BATCH_SECONDS", 600.0)
+    calls: list[int] = []
+    running = asyncio.Event()
+
+    async def check() -> str:
+        calls.append(1)
+        if len(calls) == 2:
+            running.set()
+            await asyncio.Event().wait()  # until the interrupt cancels it
+        return "ok"
+
+    model = ScriptedModel([[text("One."), tool_use("mcp__probe__check", {})],
+                           [text("Two."), tool_use("mcp__probe__check", {})],
+                           [text("Three.")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers=_probe(check),
+                               allowed_tools=["mcp__probe__check"],
+                               session_id="7c6b5a49-3827-4165-9483-a7b6c5d4e3f2")
+    async with FuxiSDKClient(options) as client:
+        await client.query("go")
+        reading = asyncio.ensure_future(_drain_response(client))
+        await asyncio.wait_for(running.wait(), timeout=30)
+        assert _local_entries(tmp_path, options.session_id) is None  # nothing written yet
+        await client.interrupt()
+        first = await reading
+        assert first[-1].subtype == "error_during_execution"
+        entries = _local_entries(tmp_path, options.session_id) or []
+        assert [block_texts(e["message"])[0] for e in chain(entries)] == [
+            "go", "One.", None, "Two.", None]
+        assert len(entries) == 5  # each once
+        await client.query("on")
+        second = await _drain_response(client)
+    assert second[-1].result == "Three."
+    entries = _local_entries(tmp_path, options.session_id) or []
+    assert [block_texts(e["message"])[0] for e in chain(entries)] == [
+        "go", "One.", None, "Two.", None, "Three."]
+
+
+async def _drain_response(client) -> list:
+    return [m async for m in client.receive_response()]
+
+
 async def test_what_the_transcript_stores_passes_redaction_and_keeps_its_chain(
         tmp_path, monkeypatch):
     """Secrets in the prompt, a response, a tool's result and the working folder's name
