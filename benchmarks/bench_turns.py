@@ -9,6 +9,12 @@ bookkeeping. Prints the medians around turns 10, 50 and 150, pooled over three q
 to turn 10 (flat would be 1.0); with `--profile` the functions that take the late turns'
 time in the first query.
 
+Then the wire floor of the same turns: the very request bytes a query sent (recorded
+once), each posted and its stream read to the end as JSON, nothing else done, timed the
+same way. Sending a bigger body costs more however it is built (the client, the kernel's
+copy), so the floor grows too; what the loop adds over it per turn is its own work, and
+that is what should stay flat.
+
 Run: .venv/bin/python benchmarks/bench_turns.py [--turns 150] [--runs 3] [--profile]
 """
 
@@ -27,6 +33,7 @@ import tempfile
 import time
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +93,48 @@ async def one_query(turns: int, profile: bool) -> tuple[list[float], pstats.Stat
                                    max_turns=turns + 1)
         async for _ in query(prompt="Read notes.txt again and again.", options=options):
             pass
-    costs = [b - a for a, b in zip(model.starts, model.starts[1:], strict=False)]
+    costs = [b - a for a, b in pairwise(model.starts)]
     stats = pstats.Stats(model.profile) if model.profile is not None else None
     return costs, stats
+
+
+async def recorded_bodies(turns: int) -> list[bytes]:
+    """The request bodies one query of `turns` reads sends, as the loop encodes them."""
+    from fuxi_notebook._internal.models.wire_body import dumps
+    from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
+
+    folder = Path(tempfile.mkdtemp(prefix="fuxi-bench-"))
+    (folder / "notes.txt").write_text("a line of notes to read again\n" * 40)
+    steps = [Turn([tool_use("Read", {"file_path": "notes.txt"})])] * turns
+    with FakeMessagesServer([*steps, Turn([text("Done.")])]) as server:
+        model = AnthropicModel(MODEL, api_key="bench", base_url=server.url)
+        options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=["Read"],
+                                   max_turns=turns + 1)
+        async for _ in query(prompt="Read notes.txt again and again.", options=options):
+            pass
+        return [dumps(body) for body in server.requests]
+
+
+async def wire_floor(bodies: list[bytes]) -> list[float]:
+    """CPU seconds per turn of posting `bodies` one after another, each stream read to
+    its end as JSON (as the loop reads it), against the fake API in its own process."""
+    import anthropic
+    from anthropic.types import Message
+
+    starts = []
+    with fake_api(len(bodies) - 1) as url:
+        client = anthropic.AsyncAnthropic(api_key="bench", base_url=url, max_retries=0)
+        for body in bodies:
+            starts.append(time.process_time())
+            stream = await client.post(
+                "/v1/messages", cast_to=Message, content=body, stream=True,
+                options={"headers": {"Content-Type": "application/json"}},
+                stream_cls=anthropic.AsyncStream[object])
+            async with stream:
+                async for _event in stream:
+                    pass
+        await client.close()
+    return [b - a for a, b in pairwise(starts)]
 
 
 def around(runs: list[list[float]], turn: int) -> float:
@@ -121,6 +167,13 @@ def main() -> None:
         print(f"client CPU per turn around turn {mark}: {cpu:.2f} ms ({cpu / base:.2f}x turn 10)")
     print(f"turn {marks[-1]} / turn 10: {around(runs, marks[-1]) / base:.2f}  "
           "(target <= 1.5, goal 1.1)")
+    bodies = asyncio.run(recorded_bodies(args.turns))
+    floors = [asyncio.run(wire_floor(bodies)) for _ in range(args.runs)]
+    own = {mark: around(runs, mark) - around(floors, mark) for mark in marks}
+    for mark in marks:
+        print(f"the wire floor around turn {mark}: {around(floors, mark):.2f} ms "
+              f"({around(floors, mark) / around(floors, 10):.2f}x turn 10); the loop's own "
+              f"work: {own[mark]:.2f} ms ({own[mark] / own[10]:.2f}x turn 10)")
     if stats is not None:
         print(f"\nprofile of the last {2 * AROUND} turns (cumulative):")
         stats.sort_stats("tottime").print_stats(25)
