@@ -59,10 +59,10 @@ async def ours(model: AnthropicModel, folder: Path, tools: list[str] | None = No
 
 async def handwritten(client: anthropic.AsyncAnthropic, folder: Path) -> None:
     """The floor: stream, run Read by hand, send the result, stream again."""
-    tools = [{"name": "Read", "description": "Read a file.", "input_schema": {
+    tools: Any = [{"name": "Read", "description": "Read a file.", "input_schema": {
         "type": "object", "properties": {"file_path": {"type": "string"}},
         "required": ["file_path"]}}]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "What is in hello.txt?"}]
+    messages: Any = [{"role": "user", "content": "What is in hello.txt?"}]
     while True:
         async with client.messages.stream(model=MODEL, max_tokens=1024, tools=tools,
                                           messages=messages) as stream:
@@ -73,7 +73,7 @@ async def handwritten(client: anthropic.AsyncAnthropic, folder: Path) -> None:
             return
         results = []
         for call in calls:
-            content = (folder / call.input["file_path"]).read_text()
+            content = (folder / str(call.input["file_path"])).read_text()
             results.append({"type": "tool_result", "tool_use_id": call.id, "content": content})
         messages.append({"role": "user", "content": results})
 
@@ -90,7 +90,7 @@ async def handwritten_same(client: anthropic.AsyncAnthropic, folder: Path,
             final = await stream.get_final_message()
         turns.append({"role": "assistant", "content": [b.to_dict() for b in final.content]})
         results = [{"type": "tool_result", "tool_use_id": call.id,
-                    "content": (folder / call.input["file_path"]).read_text()}
+                    "content": (folder / str(call.input["file_path"])).read_text()}
                    for call in final.content if call.type == "tool_use"]
         if results:
             turns.append({"role": "user", "content": results})
@@ -99,16 +99,21 @@ async def handwritten_same(client: anthropic.AsyncAnthropic, folder: Path,
 async def same_bytes(client: anthropic.AsyncAnthropic, bodies: list[bytes]) -> None:
     """The wire floor of our query: post each captured body, read its stream to the end,
     each event as the JSON the API sent (as our loop reads them: no typed models)."""
+    for body in bodies:
+        await post_and_read(client, body)
+
+
+async def post_and_read(client: anthropic.AsyncAnthropic, body: bytes) -> None:
+    """Post one request body and read its stream to the end, each event as JSON."""
     from anthropic.types import Message
 
-    for body in bodies:
-        stream = await client.post(
-            "/v1/messages", cast_to=Message, content=body, stream=True,
-            options={"headers": {"Content-Type": "application/json"}},
-            stream_cls=anthropic.AsyncStream[object])
-        async with stream:
-            async for _event in stream:
-                pass
+    stream = await client.post(
+        "/v1/messages", cast_to=Message, content=body, stream=True,
+        options={"headers": {"Content-Type": "application/json"}},
+        stream_cls=anthropic.AsyncStream[object])
+    async with stream:
+        async for _event in stream:
+            pass
 
 
 async def alternate(runs: int, mine: Callable[[], Awaitable[None]],
@@ -258,7 +263,7 @@ async def cache_share(turns: int = 20) -> float:
     read = sum(u["cache_read_input_tokens"] for u in later)
     total = sum(u["input_tokens"] + u["cache_read_input_tokens"]
                 + u["cache_creation_input_tokens"] for u in later)
-    return read / total
+    return float(read / total)
 
 
 def main() -> None:

@@ -119,20 +119,14 @@ async def wire_floor(bodies: list[bytes]) -> list[float]:
     """CPU seconds per turn of posting `bodies` one after another, each stream read to
     its end as JSON (as the loop reads it), against the fake API in its own process."""
     import anthropic
-    from anthropic.types import Message
+    from bench_loop import post_and_read  # (this folder is on the path of its scripts)
 
     starts = []
     with fake_api(len(bodies) - 1) as url:
         client = anthropic.AsyncAnthropic(api_key="bench", base_url=url, max_retries=0)
         for body in bodies:
             starts.append(time.process_time())
-            stream = await client.post(
-                "/v1/messages", cast_to=Message, content=body, stream=True,
-                options={"headers": {"Content-Type": "application/json"}},
-                stream_cls=anthropic.AsyncStream[object])
-            async with stream:
-                async for _event in stream:
-                    pass
+            await post_and_read(client, body)
         await client.close()
     return [b - a for a, b in pairwise(starts)]
 
