@@ -77,6 +77,44 @@ def test_a_content_list_grown_in_place_is_encoded_again_wherever_it_is():
         assert sent == history
 
 
+def test_a_model_shared_by_threads_encodes_each_body_right():
+    """Loops in four threads share one model's encoder; their tool lists start with the
+    same definition, as every session's do. Switching threads as often as it can, each
+    body is still the very bytes of encoding it whole."""
+    import sys
+    import threading
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    encoder = BodyEncoder()
+    tools = [{"name": f"T{i}", "description": "d" * 50, "input_schema": {"type": "object"}}
+             for i in range(15)]
+    wrong: list[tuple[int, int, str]] = []
+
+    def converse(tag: int) -> None:
+        history: list[dict[str, Any]] = [
+            {"role": "user", "content": [{"type": "text", "text": f"{tag} go"}]}]
+        for turn in range(400):
+            history = [*history, {"role": "assistant" if turn % 2 == 0 else "user",
+                                  "content": [{"type": "text", "text": f"{tag}-{turn}"}]}]
+            body = {"model": "m", "tools": tools[:5 + (turn + tag) % 10], "messages": history}
+            try:
+                if encoder.encode(body) != dumps(body):
+                    wrong.append((tag, turn, "a different body"))
+            except Exception as error:  # e.g. a dict changed while another thread read it
+                wrong.append((tag, turn, repr(error)))
+
+    threads = [threading.Thread(target=converse, args=(tag,)) for tag in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(before)
+    assert wrong == []
+
+
 def test_items_that_are_not_objects_are_encoded_as_they_are():
     encoder = BodyEncoder()
     message = {"role": "user", "content": "hi"}

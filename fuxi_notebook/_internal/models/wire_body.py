@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterable
 from itertools import repeat
 from operator import eq, is_, length_hint
@@ -34,7 +35,7 @@ def dumps(value: Any) -> bytes:
 
 def _content(item: Any) -> Any:
     """What an item's reuse is checked against besides itself: its content (a list or a
-    string, or None), with that content's length (`length_hint`: 0 for None)."""
+    string, or None), and that content's length (taken with `length_hint`: 0 for None)."""
     return item.get("content") if isinstance(item, dict) else None
 
 
@@ -76,8 +77,9 @@ class _Items:
 
     A conversation's list starts as its last one did (the same objects, up to the
     messages this turn marked or added): that prefix is taken from the last list of the
-    conversation (known by its first item) in one pass of identity checks, so a turn's
-    cost does not grow with the history; the rest is looked up by identity among the
+    conversation (known by its first item), which becomes this one in place, after
+    three passes in C that find it (`_Last.kept`), so the Python a turn runs does not
+    grow with the history; the rest is looked up by identity among the
     items of the last few bodies, or encoded. Entries not used by the last few bodies are
     dropped, so a model shared by several conversations at once (a parent and its
     subagents) keeps each one's, and the cache never holds much more than the bodies it
@@ -127,24 +129,31 @@ class _Items:
 
 
 class BodyEncoder:
-    """Request bodies of one conversation (or any: entries are keyed by identity)."""
+    """Request bodies of one conversation (or any: entries are keyed by identity).
+
+    One model may serve loops in several threads (its client is per event loop), and
+    every session's tool list starts with the same definition: a lock keeps one body's
+    encoding from changing the lists another is reading (uncontended, it costs about
+    0.1 µs)."""
 
     _LISTS = ("messages", "system", "tools")
 
     def __init__(self) -> None:
         self._lists = {name: _Items() for name in self._LISTS}
+        self._lock = threading.Lock()
 
     def encode(self, body: dict[str, Any]) -> bytes:
         """`body` as JSON bytes; list-valued `messages`, `system` and `tools` from the
         encodings kept, the other keys encoded as they are. The pieces are joined once
         (a late turn's body is a few hundred kB: each copy of it counts)."""
         pieces: list[bytes] = []
-        for key, value in body.items():
-            pieces += (b",", dumps(key), b":")
-            if key in self._lists and isinstance(value, list):
-                pieces += (b"[", self._lists[key].encode(value), b"]")
-            else:
-                pieces.append(dumps(value))
+        with self._lock:
+            for key, value in body.items():
+                pieces += (b",", dumps(key), b":")
+                if key in self._lists and isinstance(value, list):
+                    pieces += (b"[", self._lists[key].encode(value), b"]")
+                else:
+                    pieces.append(dumps(value))
         pieces[:1] = [b"{"]  # (for the comma before the first key)
         pieces.append(b"}")
         whole = b"".join(pieces)
