@@ -208,6 +208,18 @@ async def test_a_client_writes_eagerly_too(tmp_path):
     assert result_text(tool_results(model.requests[1].messages)[0]) == "1"
 
 
+def _checking_twice(tmp_path, action, replies: tuple[str, str, str],
+                    session_id: str) -> FuxiAgentOptions:
+    """Options of a session (no session_store) whose model says the first reply and
+    calls `mcp__probe__check` (running `action`), says the second and calls it again,
+    then answers the third."""
+    model = ScriptedModel([[text(replies[0]), tool_use("mcp__probe__check", {})],
+                           [text(replies[1]), tool_use("mcp__probe__check", {})],
+                           [text(replies[2])]])
+    return FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers=_probe(action),
+                            allowed_tools=["mcp__probe__check"], session_id=session_id)
+
+
 def _local_entries(tmp_path, session_id: str) -> list[dict] | None:
     return FileSessionStore().read({"project_key": project_key_for_directory(tmp_path),
                                     "session_id": session_id})
@@ -230,12 +242,8 @@ async def test_the_local_transcript_is_written_behind_a_turn_at_a_time(tmp_path)
         seen.append([e["message"]["role"] for e in entries])
         return "ok"
 
-    model = ScriptedModel([[text("First."), tool_use("mcp__probe__check", {})],
-                           [text("Second."), tool_use("mcp__probe__check", {})],
-                           [text("Done.")]])
-    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers=_probe(stored),
-                               allowed_tools=["mcp__probe__check"],
-                               session_id="3f1d2c4b-5a69-4e8f-9a0b-1c2d3e4f5a6b")
+    options = _checking_twice(tmp_path, stored, ("First.", "Second.", "Done."),
+                              "3f1d2c4b-5a69-4e8f-9a0b-1c2d3e4f5a6b")
     session["id"] = options.session_id
     messages, error = await collect("go", options)
     assert error is None and messages[-1].result == "Done."
@@ -305,12 +313,8 @@ async def test_an_interrupt_while_a_batch_waits_loses_no_turn(tmp_path, monkeypa
             await asyncio.Event().wait()  # until the interrupt cancels it
         return "ok"
 
-    model = ScriptedModel([[text("One."), tool_use("mcp__probe__check", {})],
-                           [text("Two."), tool_use("mcp__probe__check", {})],
-                           [text("Three.")]])
-    options = FuxiAgentOptions(model=model, cwd=tmp_path, mcp_servers=_probe(check),
-                               allowed_tools=["mcp__probe__check"],
-                               session_id="7c6b5a49-3827-4165-9483-a7b6c5d4e3f2")
+    options = _checking_twice(tmp_path, check, ("One.", "Two.", "Three."),
+                              "7c6b5a49-3827-4165-9483-a7b6c5d4e3f2")
     async with FuxiSDKClient(options) as client:
         await client.query("go")
         reading = asyncio.ensure_future(_drain_response(client))

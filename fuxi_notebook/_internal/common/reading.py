@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 __all__ = ["MAX_CONFIG_DEPTH", "RACY_SECONDS", "Outside", "ReadResult", "check_depth",
-           "config_errors", "forget_all", "note", "parse_json", "read_config", "read_inside",
-           "read_json_file", "remembered"]
+           "config_errors", "environment", "forget_all", "note", "parse_json", "read_config",
+           "read_inside", "read_json_file", "remembered"]
 
 #: a configuration value nested deeper is refused: no real one comes close, and the code
 #: that walks values (repr, json.dumps, pydantic, redaction) must stay far from the
@@ -217,7 +217,9 @@ def note(path: os.PathLike[str] | str) -> None:
             noted[name] = _signature(name)
 
 
-def _environment() -> tuple[Any, ...]:
+def environment() -> tuple[Any, ...]:
+    """The process environment as a snapshot to compare (its raw items: decoding every
+    value each time cost more than what the callers keep)."""
     raw = getattr(os.environ, "_data", None)
     return tuple(raw.items()) if isinstance(raw, dict) else tuple(os.environ.items())
 
@@ -232,8 +234,8 @@ def remembered(key: Hashable, load: Callable[[], _T]) -> _T:
 
     The caller must not change the result: it is shared with later calls."""
     kept = _KEPT.get(key)
-    environment = _environment()
-    if kept is not None and kept[1] == environment and all(
+    environment_now = environment()
+    if kept is not None and kept[1] == environment_now and all(
             _signature(path) == signature for path, signature in kept[0].items()):
         outer = _NOTED.get()
         if outer is not None:  # a load around this one depends on the same paths
@@ -254,7 +256,7 @@ def remembered(key: Hashable, load: Callable[[], _T]) -> _T:
     else:
         if len(_KEPT) >= _MAX_KEPT:
             _KEPT.clear()
-        _KEPT[key] = (noted, environment, value)
+        _KEPT[key] = (noted, environment_now, value)
     return value
 
 

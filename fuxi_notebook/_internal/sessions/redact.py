@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
+from ..common.reading import environment
 from ..common.secret_names import is_secret_env_name
 
 __all__ = ["REDACTED", "redact", "redact_text", "redacted_chunk", "unfinished_secret"]
@@ -197,9 +198,8 @@ _ENV_SEEN = _EnvSeen()
 def _secret_env_values() -> frozenset[str]:
     """Values of environment variables whose name says they hold a secret (read again
     whenever the environment changed: a snapshot of its raw items is compared first)."""
-    raw = getattr(os.environ, "_data", None)
-    snapshot = tuple(raw.items()) if isinstance(raw, dict) else None
-    if snapshot is not None and snapshot == _ENV_SEEN.snapshot:
+    snapshot = environment()
+    if snapshot == _ENV_SEEN.snapshot:
         return _ENV_SEEN.values
     found = set()
     for name, value in os.environ.items():
