@@ -93,6 +93,9 @@ class ToolPermissionContext:
     description: str | None = None
     #: an ask rule or a critical path asks: no mode, rule or recorded decision approves it
     hard_ask: bool = False
+    #: what the call will do beyond its input, as its tool declares it (RunCell: the code
+    #: it runs, the cell's source now); an approver shows it, and the call runs exactly it
+    shown: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

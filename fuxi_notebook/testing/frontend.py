@@ -50,6 +50,8 @@ class Card:
     shown: list[str] = field(default_factory=list)
     #: the cell's outputs (as a saved notebook keeps them) while the card waits
     outputs: list[dict[str, Any]] = field(default_factory=list)
+    #: the HTML the card's own widgets show (an approval card's detail), joined
+    html: str = ""
 
     @property
     def text(self) -> str:
@@ -359,6 +361,8 @@ def _note_widget(card: Card, body: dict[str, Any]) -> None:
         card.buttons[str(state.get("description"))] = body["comm_id"]
     elif state.get("_model_name") == "TextModel":
         card.texts.append(body["comm_id"])
+    elif state.get("_model_name") == "HTMLModel":
+        card.html += str(state.get("value") or "")
 
 
 class _Outputs:

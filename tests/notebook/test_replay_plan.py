@@ -328,3 +328,52 @@ def test_the_replay_plays_exactly_the_calls_the_card_lists(turns):
                 assert reveal(shown).text.split("\n")[0] in card.markdown, (key, value)
                 for char in "\u202e\u200b\r":
                     assert char not in card.markdown and char not in card.text
+
+
+def test_a_session_that_would_run_what_the_plan_answers_from_the_record_is_refused():
+    """The card is drawn for the plan; a replay whose tools would run a call the plan
+    answers from the record (or with another kind) runs nothing (issue 35, finding 1)."""
+    from fuxi_notebook._internal.notebook.replay.plan import check_runs
+
+    recorded = {**DECLARED, "RunCell": Declaration("RunCell", "execute", None, None,
+                                                   "recorded")}
+    plan = replay_plan(_record([{"id": "toolu_r1", "name": "RunCell",
+                                 "input": {"cell_id": "util"}}]), recorded, rule_of=_rule)
+    assert not plan.calls[0].runs
+    check_runs(plan, recorded)  # the same declarations: it replays
+    live = {**DECLARED, "RunCell": Declaration("RunCell", "execute", None, None, "run")}
+    with pytest.raises(ReplayRefused, match="would run as 'execute'"):
+        check_runs(plan, live)
+    read = {**DECLARED, "RunCell": Declaration("RunCell", "read", None, None, "run")}
+    planned = replay_plan(_record([{"id": "toolu_r1", "name": "RunCell",
+                                    "input": {"cell_id": "util"}}]), live, rule_of=_rule)
+    with pytest.raises(ReplayRefused, match="card was drawn for execute"):
+        check_runs(planned, read)
+
+
+def test_what_a_call_would_do_is_on_the_card_and_in_the_digest():
+    """`with_shown`: a call whose tool shows more than its input (RunCell: the cell's
+    source now) is on the card with it, and consent covers exactly that."""
+    from fuxi_notebook._internal.notebook.replay.plan import CANNOT_RUN, with_shown
+    from fuxi_notebook._internal.tools.base import ToolError
+
+    sources = {"util": "print('shown')\n"}
+
+    async def shown(tool_input: dict[str, Any]) -> dict[str, str]:
+        if tool_input["cell_id"] not in sources:
+            raise ToolError("No cell with id 'gone'.")
+        return {"source": sources[tool_input["cell_id"]]}
+
+    declared = {**DECLARED, "RunCell": Declaration("RunCell", "execute", None, None, "run",
+                                                   shown)}
+    record = _record([{"id": "toolu_r1", "name": "RunCell", "input": {"cell_id": "util"}},
+                      {"id": "toolu_r2", "name": "RunCell", "input": {"cell_id": "gone"}}])
+    plan = asyncio.run(with_shown(replay_plan(record, declared, rule_of=_rule)))
+    assert plan.calls[0].shown == {"source": "print('shown')\n"}
+    assert plan.calls[1].shown == {CANNOT_RUN: "No cell with id 'gone'."}
+    card = replay_consent([plan])
+    assert "print('shown')" in card.markdown and "print('shown')" in card.text
+    assert "source, as it is now" in card.text
+    sources["util"] = "print('other')\n"
+    again = asyncio.run(with_shown(replay_plan(record, declared, rule_of=_rule)))
+    assert again.digest != plan.digest  # consent to the first covers not the second

@@ -33,7 +33,14 @@ from ..common import switches
 from ..common.foreign_loop import on_callers_loop
 from ..common.rule_lists import joined_rules
 from ..common.switches import config_dir_of, switch
-from ..tools.base import Declaration, always_allow_of, declaration_of, reach_of
+from ..tools.base import (
+    Declaration,
+    ToolError,
+    always_allow_of,
+    declaration_of,
+    reach_of,
+    shown_of,
+)
 from .bash import part_rules
 from .integrity import Watched
 from .judge import Judgement, RuleBook
@@ -60,6 +67,8 @@ class Decision:
     context: list[str] = field(default_factory=list)
     banners: list[str] = field(default_factory=list)
     targets: dict[str, str] = field(default_factory=dict)
+    #: what the call will do beyond its input, as decided on (`Declaration.shown`)
+    shown: dict[str, str] = field(default_factory=dict)
 
 
 def _by_behavior(options: FuxiAgentOptions) -> list[tuple[Behavior, list[str]]]:
@@ -174,6 +183,9 @@ class PermissionEngine:
         #: the tools' declarations, taken once (see `tools/base.Declaration`)
         self.declared: dict[str, Declaration] = {
             tool.name: declaration_of(tool, tool.name) for tool in tools}
+        #: tool_use_id -> what was shown of that call before it came (a replay's consent
+        #: card): the call runs only if it would still do exactly that
+        self.expected_shown: dict[str, dict[str, str]] = {}
 
     def watched(self) -> list[Watched]:
         """What this engine's policy consists of, for integrity checks."""
@@ -183,6 +195,7 @@ class PermissionEngine:
                 Watched(self, "roots", label="the working directories"),
                 Watched(self, "declared", "shallow", label="the tool declarations"),
                 Watched(self, "cwd", label="the working directory"),
+                Watched(self, "expected_shown", label="what the consent card showed"),
                 *(Watched(self, attr, "identity", label=f"the engine's {attr}") for attr in
                   ("book", "can_use_tool", "hooks", "classifier", "on_update", "on_applied",
                    "allow_hint")),
@@ -243,19 +256,38 @@ class PermissionEngine:
                                      cwd=self.cwd, base=base or self.cwd, refuse=self._refuse)
         if judged.deny:
             return Decision("deny", f"Permission to use {tool_name} was denied: {judged.deny}.")
+        try:
+            shown = await self._shown(tool_name, tool_input, tool_use_id)
+        except ToolError as error:
+            return Decision("deny", str(error))
         ask = judged.hard_ask or ("a PreToolUse hook asked for confirmation"
                                   if hook.decision == "ask" else None)
         if ask is None and self._auto_approved(judged, hook.decision == "allow"):
-            return Decision("allow", updated_input=updated, targets=judged.targets)
+            return Decision("allow", updated_input=updated, targets=judged.targets, shown=shown)
         if ask is None and self.mode == "plan" and judged.changes:
             ask = "plan mode: changes and code need approval"
         reason = ask or next(iter(judged.soft_ask + judged.notes), None)
         decision = await self._ask(tool_name, tool_input, tool_use_id, reason, updated,
                                    hard=judged.hard_ask is not None,
-                                   outside=judged.outside[0] if judged.outside else None)
+                                   outside=judged.outside[0] if judged.outside else None,
+                                   shown=shown)
         if decision.updated_input is None:
             decision.targets = judged.targets  # changed input was not the one judged
+        decision.shown = shown  # a changed input is checked against it by the tool
         return decision
+
+    async def _shown(self, tool_name: str, tool_input: dict[str, Any],
+                     tool_use_id: str) -> dict[str, str]:
+        """What the call will do beyond its input, as its tool declares it; raises
+        ToolError when it cannot be shown, or is not what was shown before it came."""
+        shown = await shown_of(self.declared.get(tool_name), tool_input)
+        expected = self.expected_shown.get(tool_use_id)
+        if expected is not None and expected != shown:
+            changed = ", ".join(sorted(k for k in {*expected, *shown}
+                                       if expected.get(k) != shown.get(k)))
+            raise ToolError(f"Not run: what this {tool_name} call would do ({changed}) "
+                            "changed after it was shown for approval.")
+        return shown
 
     def _auto_approved(self, judged: Judgement, hook_allow: bool) -> bool:
         """Mode, allow rules and the safe set, in that order (no hard ask pending)."""
@@ -271,7 +303,8 @@ class PermissionEngine:
 
     async def _ask(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str,
                    reason: str | None, updated: dict[str, Any] | None, *, hard: bool,
-                   outside: str | None = None) -> Decision:
+                   outside: str | None = None, shown: dict[str, str] | None = None
+                   ) -> Decision:
         if self.mode == "dontAsk":
             return Decision("deny", self.not_allowed(tool_name, reason))
         request = await self.hooks.run("PermissionRequest", {
@@ -290,7 +323,8 @@ class PermissionEngine:
             "message": f"Fuxi needs your permission to use {tool_name}",
             "title": "Permission needed", "notification_type": "permission_prompt"},
             match="permission_prompt")
-        return await self._callback(tool_name, tool_input, tool_use_id, reason, hard, outside)
+        return await self._callback(tool_name, tool_input, tool_use_id, reason, hard, outside,
+                                    shown or {})
 
     def _from_hook(self, decision: dict[str, Any], tool_name: str,
                    updated: dict[str, Any] | None) -> Decision:
@@ -301,11 +335,12 @@ class PermissionEngine:
                         interrupt=bool(decision.get("interrupt")))
 
     async def _callback(self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str,
-                        reason: str | None, hard: bool, outside: str | None) -> Decision:
+                        reason: str | None, hard: bool, outside: str | None,
+                        shown: dict[str, str]) -> Decision:
         assert self.can_use_tool is not None
         context = ToolPermissionContext(tool_use_id=tool_use_id, display_name=tool_name,
                                         decision_reason=reason, blocked_path=outside,
-                                        hard_ask=hard,
+                                        hard_ask=hard, shown=dict(shown),
                                         suggestions=self.suggestions(tool_name, tool_input))
         try:
             answer = await on_callers_loop(self.can_use_tool, tool_name, dict(tool_input),

@@ -5,7 +5,9 @@ execute / ask / network), what one call touches (`reach`: the paths it reads or 
 the URL it fetches, the shell command it runs) and the rule "Always allow" adds
 (`always_allow`), and whether a replay of a recorded run runs it again or answers with
 the recorded result (`on_replay`: a tool that needs a model, an MCP server or the notebook
-document answers from the record). Concurrency, permission modes, the path boundary,
+document answers from the record), and what an approver must be shown beyond the input to
+know what a call does (`shown`: RunCell's input names a cell, and the code it runs is that
+cell's source now). Concurrency, permission modes, the path boundary,
 approval cards, replay and transcripts all read it through `kind_of`, `reach_of`,
 `always_allow_of` and `declaration_of`; a tool that declares nothing (an MCP or
 user-defined tool) is treated as `execute`, run again on replay.
@@ -17,7 +19,7 @@ This module imports nothing from the rest of the package.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, get_args, runtime_checkable
@@ -37,6 +39,7 @@ __all__ = [
     "interrupted",
     "kind_of",
     "reach_of",
+    "shown_of",
 ]
 
 #: What a tool does, from least to most trust needed:
@@ -89,6 +92,9 @@ class ToolContext:
             permission check approved; a write that would land elsewhere is refused.
         read_denied: `(path, tool name) -> bool`: files a search must leave out of its
             results because a deny rule forbids reading them (None = no such rules).
+        approved_shown: for the call being run, what the permission decision was given
+            of it beyond its input (the tool's `shown`: RunCell's source); a tool runs
+            exactly that or refuses.
     """
 
     cwd: Path
@@ -98,6 +104,7 @@ class ToolContext:
     read_files: dict[str, int] = field(default_factory=dict)
     approved_targets: dict[str, str] = field(default_factory=dict)
     read_denied: Callable[[Path, str], bool] | None = None
+    approved_shown: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, path: str) -> Path:
         """`path` made absolute against `cwd` (`~` expanded), without resolving symlinks."""
@@ -177,6 +184,9 @@ class Declaration(NamedTuple):
     reach: Callable[[dict[str, Any]], Any] | None
     always_allow: Callable[[dict[str, Any]], Any] | None
     on_replay: OnReplay = "run"
+    #: `input -> {label: text}`: what the call will do beyond its input, as it stands now
+    #: (None: the input says it all); raises ToolError when the call cannot run
+    shown: Callable[[dict[str, Any]], Awaitable[dict[str, str]]] | None = None
 
 
 def kind_of(tool: object | None) -> ToolKind:
@@ -188,8 +198,31 @@ def kind_of(tool: object | None) -> ToolKind:
 def declaration_of(tool: object | None, name: str) -> Declaration:
     """`tool`'s declaration now (None or an undeclared tool: `execute`, reach unknown)."""
     on_replay: OnReplay = "recorded" if getattr(tool, "on_replay", "run") == "recorded" else "run"
+    shown = getattr(tool, "shown", None)
     return Declaration(name, kind_of(tool), getattr(tool, "reach", None),
-                       getattr(tool, "always_allow", None), on_replay)
+                       getattr(tool, "always_allow", None), on_replay,
+                       shown if callable(shown) else None)
+
+
+async def shown_of(declared: Declaration | None, input: dict[str, Any]) -> dict[str, str]:
+    """What an approver is shown of the call beyond its input (`Declaration.shown`), as
+    text; {} when the tool declares nothing. Raises ToolError when the tool says the call
+    cannot run, and for a declaration that fails or answers nonsense (what cannot be shown
+    must not run)."""
+    if declared is None or declared.shown is None:
+        return {}
+    try:
+        found = await declared.shown(input)
+    except ToolError:
+        raise
+    except Exception as error:
+        raise ToolError(f"What the {declared.name} call would do could not be shown "
+                        f"({type(error).__name__}: {error}), so it is not run.") from None
+    if not isinstance(found, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
+        raise ToolError(f"What the {declared.name} call would do could not be shown, so it "
+                        "is not run.")
+    return dict(found)
 
 
 def reach_of(declared: Declaration | None, input: dict[str, Any]) -> Reach | None:

@@ -214,6 +214,7 @@ async def _checked_call(run: Run, call: dict[str, Any]) -> CallOutcome:
         if problem:
             return CallOutcome(_error(tool_id, problem), decision.context, decision.banners)
     session.tool_ctx.approved_targets = decision.targets
+    session.tool_ctx.approved_shown = decision.shown
     outcome = await _execute(run, call, tool_input)
     outcome.context[:0] = decision.context
     outcome.banners[:0] = decision.banners

@@ -435,7 +435,7 @@ class NotebookAgent:
                 return None, f"not replayed ({why}); running it live"
             self._refuse(cell, f"the cell is not replayed: {why}")
         try:
-            replay = self._plan(record, self._settings(args))
+            replay = await self._plan(cell, record, self._settings(args))
         except ReplayRefused as refused:
             self._refuse(cell, f"the cell is not replayed: {refused}; nothing of it ran")
         except ConfigurationError as error:
@@ -453,7 +453,7 @@ class NotebookAgent:
         """The consent card for this record and every other record of the notebook not
         consented to yet; consent covers exactly the plans it showed."""
         from ..replay.consent import replay_consent
-        from ..replay.plan import ReplayRefused
+        from ..replay.plan import ReplayRefused, with_shown
 
         notebook = self.identity.saved()
         plans, unplayable, digests = [replay], [], {replay.digest}
@@ -462,7 +462,8 @@ class NotebookAgent:
             if other is None or other is replay.record or other.cell_id == cell.cell_id:
                 continue
             try:
-                planned = self._planner({**self._settings(CellArgs()), **other.options})(other)
+                planned = await with_shown(self._planner(
+                    {**self._settings(CellArgs()), **other.options}, other.cell_id)(other))
             except (ReplayRefused, ConfigurationError) as refused:
                 unplayable.append((other.cell_id, str(refused)))
                 continue
@@ -477,27 +478,39 @@ class NotebookAgent:
                                "nothing was re-executed")
         self.replay_consented |= digests
 
-    def _plan(self, record: SessionRecord, settings: dict[str, Any]) -> ReplayPlan:
-        """The record's replay plan under the tools a cell with `settings` has here."""
-        return self._planner(settings)(record)
+    async def _plan(self, cell: CellIdentity, record: SessionRecord,
+                    settings: dict[str, Any]) -> ReplayPlan:
+        """The replay plan of this cell's record, drawn from the very tool objects its
+        replay runs with (the plan carries them), with what its calls would do now."""
+        from ..replay.plan import with_shown
 
-    def _planner(self, settings: dict[str, Any]) -> Callable[[SessionRecord], ReplayPlan]:
-        """Plans records under the tools a cell with `settings` has here (the declarations
-        are read once per cell and settings: the kernel's tools may change between cells).
-        Raises ConfigurationError for settings no cell could run with."""
+        tools = self._replay_tools(cell.cell_id, record)
+        return await with_shown(self._planning(settings, tools)(record))
+
+    def _planner(self, settings: dict[str, Any], cell_id: str | None = None
+                 ) -> Callable[[SessionRecord], ReplayPlan]:
+        """Plans records of other cells under the tools a cell with `settings` has here
+        (read once per cell and settings: the kernel's tools may change between cells);
+        each such cell draws its own plan again when it replays. Raises
+        ConfigurationError for settings no cell could run with."""
+        same = json.dumps([settings, cell_id], sort_keys=True, default=str)
+        if same not in self._planners:
+            self._planners[same] = self._planning(settings, self._replay_tools(cell_id))
+        return self._planners[same]
+
+    def _planning(self, settings: dict[str, Any], tools: list[Any]
+                  ) -> Callable[[SessionRecord], ReplayPlan]:
         from ...permissions.engine import always_allow_rule
         from ..replay.plan import replay_plan
 
-        same = json.dumps(settings, sort_keys=True, default=str)
-        if same not in self._planners:
-            declared, cwd = self._declarations(settings)
+        declared, cwd = self._declarations(settings, tools)
 
-            def plan(record: SessionRecord) -> ReplayPlan:
-                return replay_plan(record, declared, rule_of=lambda declaration, tool_input:
-                                   always_allow_rule(declaration, tool_input, cwd=cwd))
+        def plan(record: SessionRecord) -> ReplayPlan:
+            return replay_plan(record, declared, tools=tuple(tools),
+                               rule_of=lambda declaration, tool_input:
+                               always_allow_rule(declaration, tool_input, cwd=cwd))
 
-            self._planners[same] = plan
-        return self._planners[same]
+        return plan
 
     def _granted_before(self, plan: ConversationPlan, args: CellArgs) -> list[str]:
         """The "Always allow" rules the cells this one continues granted, each checked as
@@ -513,24 +526,17 @@ class NotebookAgent:
                 rules += planner(earlier).rules
         return rules
 
-    def _declarations(self, settings: dict[str, Any]) -> tuple[dict[str, Declaration], Path]:
+    def _declarations(self, settings: dict[str, Any], tools: list[Any]
+                      ) -> tuple[dict[str, Declaration], Path]:
         """Name (older names too) -> declaration of every tool a replayed cell with
-        `settings` has, and its working directory. Raises ConfigurationError."""
+        `settings` and the kernel's `tools` has, and its working directory. Raises
+        ConfigurationError."""
         from ...models.scripted import ScriptedModel
-        from ..kernel.cells import CELL_TOOL_NAMES, recorded_cell_tools
-        from ..kernel.tools import kernel_tools
 
         options = self._options_from(settings)
         options.model = ScriptedModel([])  # only the declarations are wanted: no client
-        # the cell tools too: a record may call them wherever it is replayed
-        session = _session(options, extra_tools=[*kernel_tools(self.shell), *(
-            recorded_cell_tools(set(CELL_TOOL_NAMES), self.live))])
-        declared = dict(session.permissions.declared)
-        for name in session.registry.names():
-            for alias in getattr(session.registry.get(name), "aliases", ()):
-                if name in declared:
-                    declared.setdefault(alias, declared[name])
-        return declared, session.cwd
+        session = _session(options, extra_tools=tools)
+        return _declared_by_name(session), session.cwd
 
     def _missing_figures(self, cell: CellIdentity, plan: ConversationPlan) -> str | None:
         """What a record this cell uses refers to and the notebook no longer shows (its
@@ -596,7 +602,8 @@ class NotebookAgent:
                       plan: ConversationPlan, args: CellArgs, body: str, renderer: Renderer,
                       notes: list[str], key: tuple[Any, ...]) -> FuxiRun:
         from ...models.replay import ReplayModel
-        from ..replay.run import ReplayCell, answer_from_record, recorded_mcp_tools
+        from ..replay.plan import ReplayRefused, check_runs
+        from ..replay.run import ReplayCell, answer_from_record
 
         record = replay.record
         options = self._options(args)
@@ -608,14 +615,19 @@ class NotebookAgent:
         conversation = plan.conversation
         before = (list(conversation.history), list(conversation.pending_results),
                   list(conversation.permission_updates))
-        tools = [*self._replay_kernel_tools(cell, record), *recorded_mcp_tools(record)]
         project = await self._project(options, renderer, ask=False)
-        try:
-            session = _session(options, extra_tools=tools, conversation=conversation,
-                               project=project)
+        try:  # the very tools the plan (and the card) was drawn from
+            session = _session(options, extra_tools=list(replay.tools),
+                               conversation=conversation, project=project)
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}") from None
         answer_from_record(session, record)  # what its tools declare is not run again
+        try:
+            check_runs(replay, _declared_by_name(session, live=True))
+        except ReplayRefused as refused:
+            self._refuse(cell, f"the cell is not replayed: {refused}; nothing of it ran")
+        session.permissions.expected_shown.update(
+            (call.tool_use_id, call.shown) for call in replay.calls if call.shown)
         told = self._held_back_notes(session)
         self._guard(session)
         approvals.policy = session.permissions.not_allowed
@@ -658,7 +670,7 @@ class NotebookAgent:
         servers = await self._servers(args, project)
         changes = self.undo.begin(cell.cell_id, body)
         tools = kernel_tools(self.shell, names=NameWatch(self.shell.user_ns, changes.names),
-                             cells=self._cells(cell, changes))
+                             cells=self._cells(cell.cell_id, changes))
         try:
             session = _session(options, extra_tools=tools, conversation=plan.conversation,
                                mcp=servers, project=project, keep_changes=True)
@@ -710,29 +722,34 @@ class NotebookAgent:
             f"  - {line}" for line in shown)
         return [str(redact(text, secrets=secrets()))]
 
-    def _replay_kernel_tools(self, cell: CellIdentity, record: SessionRecord) -> list[Any]:
-        """The kernel tools a replay offers: the cell tools where the extension changes
-        cells, else stand-ins answering from the record for those the record called."""
+    def _replay_tools(self, cell_id: str | None, record: SessionRecord | None = None
+                      ) -> list[Any]:
+        """The kernel's tools a replay of `cell_id` runs with, which its plan and consent
+        card are drawn from: the cell tools where the extension changes cells, else
+        stand-ins answering from the record for those `record` called (every cell tool
+        without a record), and the record's MCP tools answered from it."""
         from ...sessions.replay import recorded_calls
-        from ..kernel.cells import recorded_cell_tools
+        from ..kernel.cells import CELL_TOOL_NAMES, recorded_cell_tools
         from ..kernel.tools import kernel_tools
+        from ..replay.run import recorded_mcp_tools
         from .undo import CellChanges
 
-        cells = self._cells(cell, CellChanges(cell.cell_id, ""))
+        cells = self._cells(cell_id, CellChanges(cell_id or "", ""))
         tools = kernel_tools(self.shell, cells=cells)
         if cells is None:
-            called = {str(c.get("name")) for c in recorded_calls(record).values()}
+            called = ({str(c.get("name")) for c in recorded_calls(record).values()}
+                      if record is not None else set(CELL_TOOL_NAMES))
             tools += recorded_cell_tools(called, self.live)
-        return tools
+        return [*tools, *(recorded_mcp_tools(record) if record is not None else ())]
 
-    def _cells(self, cell: CellIdentity, changes: Any) -> Any:
+    def _cells(self, cell_id: str | None, changes: Any) -> Any:
         """What the cell tools need, when the frontend extension changes cells (None:
         they are not offered); their changes join the cell's (`%fuxi undo`)."""
         from ..kernel.cells import LiveCells
 
         if not self.live.can_edit:
             return None
-        cells = LiveCells(self.live, self.identity.raw_path(), cell.cell_id)
+        cells = LiveCells(self.live, self.identity.raw_path(), cell_id)
         changes.cell_ops = cells.journal
         return cells
 
@@ -815,6 +832,21 @@ class _Told:
                 return await self._renderer.confirm_trust(summary)
         finally:
             self._after_card()
+
+
+def _declared_by_name(session: Session, *, live: bool = False) -> dict[str, Declaration]:
+    """Name (older names too) -> the declaration of each of `session`'s tools: as its
+    permission engine took them, or (`live`) of the objects its registry runs now."""
+    from ...tools.base import declaration_of
+
+    declared = ({name: declaration_of(session.registry.get(name), name)
+                 for name in session.registry.names()} if live
+                else dict(session.permissions.declared))
+    for name in session.registry.names():
+        for alias in getattr(session.registry.get(name), "aliases", ()):
+            if name in declared:
+                declared.setdefault(alias, declared[name])
+    return declared
 
 
 def _session(options: FuxiAgentOptions, **kwargs: Any) -> Session:

@@ -48,7 +48,7 @@ def _permission_card(tool_name: str, tool_input: dict[str, Any], context: ToolPe
     scope = (f"<div><i>Always allow</i> adds <code>{html.escape(adds)}</code> for the rest "
              "of this session.</div>" if adds else "")
     header = widgets.HTML(f"<b>Allow {html.escape(reveal(tool_name).text)}?</b>{why}"
-                          f"{describe_call(tool_name, tool_input, cwd)}{scope}")
+                          f"{describe_call(tool_name, tool_input, cwd, context.shown)}{scope}")
     reason = widgets.Text(placeholder="Reason for denying (optional)",
                           layout=widgets.Layout(width="60%"))
     allow = widgets.Button(description="Allow", button_style="success")

@@ -3,6 +3,8 @@
 Code (Python, shell commands, a cell InsertCell would add) is highlighted; Edit is a diff of
 the change; Write says whether it creates a file or overwrites one, with the resolved path
 and a diff against the file as it is now; anything else is its input as indented JSON.
+What the call's tool shows it would do beyond its input (`Declaration.shown`: RunCell's
+cell source, which is what runs) follows, whole.
 Characters that do not show or that reorder text are shown escaped (`visible.reveal`).
 """
 
@@ -22,8 +24,21 @@ _PRE = "<pre style='white-space:pre-wrap;max-height:24em;overflow:auto;margin:0.
 _MAX_COMPARED_BYTES = 1_000_000
 
 
-def describe_call(tool_name: str, tool_input: dict[str, Any], cwd: Path | None = None) -> str:
-    """The full detail of a call as HTML (`cwd` resolves relative paths)."""
+def describe_call(tool_name: str, tool_input: dict[str, Any], cwd: Path | None = None,
+                  shown: dict[str, str] | None = None) -> str:
+    """The full detail of a call as HTML (`cwd` resolves relative paths), with what it
+    would do beyond its input (`shown`, see the module docstring)."""
+    beyond = "".join(f"<div>{html.escape(reveal(key).text)}, as it is now (this is what "
+                     f"runs):</div>{_code(text, _SHOWN_LANGUAGES.get(key, 'text'))}"
+                     for key, text in (shown or {}).items())
+    return _input_detail(tool_name, tool_input, cwd) + beyond
+
+
+#: how a `shown` value is highlighted, by its label
+_SHOWN_LANGUAGES = {"source": "python"}
+
+
+def _input_detail(tool_name: str, tool_input: dict[str, Any], cwd: Path | None) -> str:
     if tool_name == "Bash":
         return _code(str(tool_input.get("command", "")), "bash")
     if tool_name in ("Python", "InsertCell"):

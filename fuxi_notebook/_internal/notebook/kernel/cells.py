@@ -187,15 +187,32 @@ class RunCellTool(DeclaredTool):
         self.python = python
         self.input_schema = copy.deepcopy(self.schema)
 
-    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        cell, _ = await self.cells.cell(input["cell_id"])
+    async def shown(self, input: dict[str, Any]) -> dict[str, str]:
+        """The code the call runs: the cell's source now. The approval card and the
+        replay's consent card show it, and `run` runs exactly it."""
+        cell = await self._runnable(input["cell_id"])
+        return {"source": cell["source"]}
+
+    async def _runnable(self, cell_id: Any) -> dict[str, Any]:
+        cell, _ = await self.cells.cell(cell_id)
         if cell["cell_type"] != "code":
             raise ToolError(f"Cell {cell['id']} is a {cell['cell_type']} cell: only code "
                             "cells run.")
         if cell["source"].lstrip().startswith("%%fuxi"):
             raise ToolError("That is an agent (%%fuxi) cell: an agent cannot run another.")
+        return cell
+
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        cell = await self._runnable(input["cell_id"])
+        approved = ctx.approved_shown.get("source")
+        if approved is None:
+            raise ToolError(f"The code of cell {cell['id']} was not shown when the call was "
+                            "decided, so it was not run.")
+        if cell["source"] != approved:
+            raise ToolError(f"Cell {cell['id']} changed after its code was shown for "
+                            "approval, so it was not run; read it again before running it.")
         ran: tuple[ToolOutput, list[dict[str, Any]]] = await self.python.run_as_cell(
-            cell["source"])
+            approved)
         output, outputs = ran
         with_outputs = {"request": "set_outputs", "cell": cell["id"], "outputs": outputs}
         answer = await self.cells.live.change(with_outputs)

@@ -4,9 +4,10 @@ Drawn from `ReplayPlan`s only (see replay_plan.py), so the card cannot say less 
 replay does. What it promises:
 
 - every call that runs again and is not read-only by this kernel's own declaration is
-  listed with its whole input, every field, however many calls there are: short values
-  inline, longer ones as code blocks (past `FOLD_LINES` lines folded under a summary that
-  gives their size), never cut;
+  listed with its whole input, every field, however many calls there are, and what its
+  tool shows it would do beyond that (RunCell: the cell's source now, which is what the
+  replay runs): short values inline, longer ones as code blocks (past `FOLD_LINES` lines
+  folded under a summary that gives their size), never cut;
 - characters that do not show or that reorder text are shown escaped (`\\u202e`) with a
   warning naming them, in the card and in the terminal's text alike;
 - read-only calls are listed by their one-line summary (folded), calls answered from the
@@ -34,8 +35,8 @@ __all__ = ["FOLD_LINES", "ReplayConsent", "replay_consent"]
 FOLD_LINES = 40
 #: A single-line value up to this long is shown inline.
 _INLINE_CHARS = 120
-_LANGUAGES = {"command": "bash", "code": "python", "content": "", "old_string": "",
-              "new_string": ""}
+_LANGUAGES = {"command": "bash", "code": "python", "source": "python", "content": "",
+              "old_string": "", "new_string": ""}
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,9 @@ def _fields(call: PlannedCall) -> list[_Field]:
                                                                 indent=2, default=str)
         fields.append(_Field(reveal(str(key)), reveal(shown), _LANGUAGES.get(str(key), "")
                              if isinstance(value, str) else "json"))
+    for key, text in call.shown.items():  # what the input names, as it is now
+        fields.append(_Field(reveal(f"{key}, as it is now"), reveal(text),
+                             _LANGUAGES.get(key, "")))
     return fields
 
 

@@ -19,11 +19,17 @@ only. A record that cannot be read one way only is refused whole, with one line
 - two approvals for one call, an approval naming another tool than its call, or an
   "Always allow" rule other than the one the call's tool declares.
 
+The declarations come from the very tool objects the replay runs with (`tools`), and
+`with_shown` adds what each call that runs would do beyond its input (RunCell: the cell's
+source now), which the card shows and the replay holds it to; `check_runs` refuses a
+replay whose session would run a call otherwise than its plan says.
+
 This module imports nothing from IPython.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -34,9 +40,10 @@ from typing import Any
 from ....errors import ConfigurationError
 from ...common.rule_lists import split_rules
 from ...sessions.record import ApprovalRecord, SessionRecord
-from ...tools.base import Declaration
+from ...tools.base import Declaration, ToolError, shown_of
 
-__all__ = ["MCP_PREFIX", "PlannedCall", "ReplayPlan", "ReplayRefused", "replay_plan"]
+__all__ = ["MCP_PREFIX", "PlannedCall", "ReplayPlan", "ReplayRefused", "check_runs",
+           "replay_plan", "with_shown"]
 
 #: Tools of MCP servers: a replay answers them from the record.
 MCP_PREFIX = "mcp__"
@@ -67,6 +74,8 @@ class PlannedCall:
     declared: Declaration
     #: the recorded decision for this call, if any
     approval: ApprovalRecord | None = None
+    #: what it will do beyond its input, as its tool shows it now (`with_shown`)
+    shown: dict[str, str] = field(default_factory=dict)
 
     @property
     def runs(self) -> bool:
@@ -87,6 +96,8 @@ class ReplayPlan:
     calls: list[PlannedCall]
     #: the "Always allow" rules its recorded approvals grant, as the tools declare them
     rules: list[str] = field(default_factory=list)
+    #: the tool objects the declarations were taken from: the replay runs with these
+    tools: tuple[Any, ...] = ()
 
     @property
     def approvals(self) -> list[ApprovalRecord]:
@@ -97,16 +108,18 @@ class ReplayPlan:
         """The identity of what this plan runs (its calls, inputs and approvals): consent
         given for it covers exactly these."""
         shown = [[c.cell_id, c.tool_use_id, c.name, c.input, c.declared.kind, c.runs,
-                  c.approval.model_dump() if c.approval else None] for c in self.calls]
+                  c.approval.model_dump() if c.approval else None, c.shown]
+                 for c in self.calls]
         text = json.dumps([self.record.cell_id, shown, self.rules], sort_keys=True,
                           ensure_ascii=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
 def replay_plan(record: SessionRecord, declared: Mapping[str, Declaration], *,
-                rule_of: RuleOf) -> ReplayPlan:
+                rule_of: RuleOf, tools: tuple[Any, ...] = ()) -> ReplayPlan:
     """The plan of `record` under this kernel's `declared` tools (by name, older names
-    included); raises ReplayRefused (see the module docstring)."""
+    included; taken from `tools`, which the replay then runs with); raises ReplayRefused
+    (see the module docstring)."""
     where = f"the record of cell {record.cell_id!r}"
     _check_claims(record, declared, where)
     turns: list[list[dict[str, Any]]] = []
@@ -125,7 +138,43 @@ def replay_plan(record: SessionRecord, declared: Mapping[str, Declaration], *,
                 calls.append(_call(record, block, declared, seen, f"{where}, message {number}"))
         turns.append(turn)
     approved, rules = _approvals(record, calls, rule_of, where)
-    return ReplayPlan(record, turns, approved, rules)
+    return ReplayPlan(record, turns, approved, rules, tools)
+
+
+#: The label `with_shown` gives a call that cannot run as it stands (a cell gone).
+CANNOT_RUN = "cannot run"
+
+
+async def with_shown(plan: ReplayPlan) -> ReplayPlan:
+    """`plan` with what each call that runs again would do beyond its input, as its tool
+    shows it now (`Declaration.shown`): the card shows it, the digest covers it, and the
+    replay runs such a call only if it would still do exactly that."""
+    calls = []
+    for call in plan.calls:
+        shown: dict[str, str] = {}
+        if call.runs and call.declared.shown is not None:
+            try:
+                shown = await shown_of(call.declared, call.input)
+            except ToolError as error:
+                shown = {CANNOT_RUN: str(error)}
+        calls.append(dataclasses.replace(call, shown=shown))
+    return dataclasses.replace(plan, calls=calls)
+
+
+def check_runs(plan: ReplayPlan, now: Mapping[str, Declaration]) -> None:
+    """Refuses (ReplayRefused) a replay whose session would run one of the plan's calls
+    otherwise than the plan says: a call the card answers from the record, or lists with
+    another kind, that `now` (the declarations of the objects the session runs, by name,
+    older names included) would run."""
+    where = f"the record of cell {plan.record.cell_id!r}"
+    for call in plan.calls:
+        declared = now.get(call.name)
+        if declared is None or declared.on_replay != "run":
+            continue  # not run again: answered from the record, or no such tool here
+        if not call.runs or declared.kind != call.declared.kind:
+            raise ReplayRefused(f"{where}: its {call.name} call {call.tool_use_id} would run "
+                                f"as {declared.kind!r}, but the card was drawn for "
+                                f"{'a recorded answer' if not call.runs else call.declared.kind}")
 
 
 def _check_claims(record: SessionRecord, declared: Mapping[str, Declaration],
@@ -201,8 +250,7 @@ def _approvals(record: SessionRecord, calls: list[PlannedCall], rule_of: RuleOf,
                                     f"{call.tool_use_id} grants {approval.rule!r}, but "
                                     f"{call.name} offers {expected!r} for it")
         decided[approval.tool_use_id] = approval
-    planned = [PlannedCall(c.cell_id, c.tool_use_id, c.name, c.input, c.declared,
-                           decided.get(c.tool_use_id)) for c in calls]
+    planned = [dataclasses.replace(c, approval=decided.get(c.tool_use_id)) for c in calls]
     rules = [rule for a in decided.values() if a.decision == "always_allow"
              for rule in split_rules(a.rule)]
     return planned, rules
