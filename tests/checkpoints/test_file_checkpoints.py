@@ -119,6 +119,7 @@ def test_the_history_on_disk_is_read_back_and_rewinds(tmp_path: Path):
     _code(checkpoints, "c", lambda: (work / "f.txt").write_text("changed"))
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     again = FileHistory(folder)  # a resumed conversation, in another process
+    FileCheckpoints([work], again, Limits())  # its working folders: restores land there
     again.rewind("m")
     assert (work / "f.txt").read_text() == "original"
 
@@ -184,3 +185,94 @@ def test_a_call_that_makes_the_folder_too_big_forgets_its_baseline(tmp_path: Pat
     work()
     assert checkpoints.after(watch) == []
     assert checkpoints.too_many_files and history.memory_bytes == 0 and checkpoints.notes
+
+
+def _history(work: Path) -> tuple[FileHistory, FileCheckpoints]:
+    history = FileHistory()
+    return history, FileCheckpoints([work], history, Limits())
+
+
+def test_a_rewind_never_writes_through_a_folder_turned_into_a_link(tmp_path: Path):
+    """Issue 35, finding 4: the restore walks from the working folder without following
+    a link at any level; a folder swapped for a link since stops it, in one line."""
+    work, outside = tmp_path / "work", tmp_path / "site-packages"
+    (work / "d").mkdir(parents=True)
+    outside.mkdir()
+    (work / "d" / "usercustomize.py").write_text("# the user's\n")
+    history, checkpoints = _history(work)
+    history.mark("m")
+    _code(checkpoints, "rm", lambda: (work / "d" / "usercustomize.py").unlink())
+    (work / "d").rmdir()
+    (work / "d").symlink_to(outside)
+    done = history.rewind("m")
+    assert not (outside / "usercustomize.py").exists()
+    assert done.restored == [] and len(done.not_undone) == 1
+    path, why = done.not_undone[0]
+    assert path.endswith("d/usercustomize.py") and "link" in why and "\n" not in why
+
+
+def test_a_rewind_does_not_replace_a_link_at_the_files_own_name(tmp_path: Path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("mine\n")
+    history, checkpoints = _history(work)
+    history.mark("m")
+    _code(checkpoints, "w", lambda: (work / "notes.txt").write_text("agent\n"))
+    (work / "notes.txt").unlink()
+    (work / "elsewhere.txt").write_text("other\n")
+    (work / "notes.txt").symlink_to("elsewhere.txt")
+    done = history.rewind("m")
+    assert (work / "notes.txt").is_symlink()
+    assert (work / "elsewhere.txt").read_text() == "other\n"
+    assert "a link now" in dict(done.not_undone)[str(work / "notes.txt")]
+
+
+def test_a_mode_only_change_is_rewound(tmp_path: Path):
+    work = tmp_path / "work"
+    work.mkdir()
+    script = work / "run.sh"
+    script.write_text("echo\n")
+    script.chmod(0o644)
+    history, checkpoints = _history(work)
+    history.mark("m")
+    _code(checkpoints, "chmod", lambda: script.chmod(0o755))
+    assert [Path(c.path).name for c in history.since("m")] == ["run.sh"]
+    done = history.rewind("m")
+    assert script.stat().st_mode & 0o777 == 0o644 and done.restored == [str(script)]
+
+
+def test_a_file_whose_folder_is_gone_is_restored_with_it(tmp_path: Path):
+    import shutil
+
+    work = tmp_path / "work"
+    (work / "a" / "b").mkdir(parents=True)
+    (work / "a" / "b" / "f.txt").write_text("deep\n")
+    history, checkpoints = _history(work)
+    history.mark("m")
+    _code(checkpoints, "rm", lambda: shutil.rmtree(work / "a"))
+    done = history.rewind("m")
+    assert (work / "a" / "b" / "f.txt").read_text() == "deep\n" and done.not_undone == []
+
+
+def test_a_restore_outside_the_working_folders_is_refused(tmp_path: Path):
+    from fuxi_notebook._internal.checkpoints.history import Change
+    from fuxi_notebook._internal.checkpoints.restore import RestoreRefused, put_back
+
+    work, other = tmp_path / "work", tmp_path / "other"
+    work.mkdir()
+    other.mkdir()
+    for path in (other / "x.txt", work / ".." / "other" / "x.txt"):
+        try:
+            put_back(path, [work], b"data", 0o644)
+        except RestoreRefused as refused:
+            assert "outside the working folders" in str(refused)
+        else:
+            raise AssertionError("written outside")
+    assert not (other / "x.txt").exists()
+    history, _ = _history(work)
+    history.mark("m")
+    history.record(Change(str(other / "x.txt"), "absent", call="c"))
+    (other / "x.txt").write_text("theirs")
+    done = history.rewind("m")
+    assert (other / "x.txt").read_text() == "theirs"
+    assert "outside the working folders" in done.not_undone[0][1]

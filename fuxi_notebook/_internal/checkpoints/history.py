@@ -7,7 +7,9 @@ result) marks where it stood. The rule that makes rewinding simple: the state be
 first change after a mark is the file's content at that mark. So rewinding to a mark
 restores, for each file changed after it, the state before its first change after it; a
 file the calls created is removed. A rewind is recorded as changes too, so a later rewind
-to a later mark still finds that moment (redo).
+to a later mark still finds that moment (redo). Every file is put back through the one
+restore (`restore.py`): relative to its working folder, no link followed at any level,
+its state compared before anything is written.
 
 With a folder, the history is kept on disk (`log.jsonl` and `blobs/`, private to the
 user) and read back when the conversation resumes, as the comparable SDK's checkpoints
@@ -26,6 +28,7 @@ from typing import Any
 
 from ..common.atomic_file import write_atomically
 from ..common.private_dirs import make_private_dirs
+from .restore import FileState, RestoreRefused, look, put_back
 
 __all__ = ["ABSENT", "UNKNOWN", "Change", "FileHistory", "Rewound"]
 
@@ -81,6 +84,8 @@ class FileHistory:
         self.memory_bytes = 0
         #: digests the changes in memory need (without a folder, nothing is on disk)
         self._needed: set[str] = set()
+        #: the working folders: a restore lands inside them or not at all
+        self.roots: list[Path] = []
         self._holders: dict[str, int] = {}
         if folder is not None:
             self._load(folder)
@@ -145,45 +150,56 @@ class FileHistory:
             first.setdefault(change.path, change)
         return self.rewind_changes(list(first.values()))
 
-    def rewind_changes(self, changes: list[Change]) -> Rewound:
-        """Each change's file back to its state before it (one change per file)."""
+    def rewind_changes(self, changes: list[Change],
+                       expect: dict[str, FileState] | None = None) -> Rewound:
+        """Each change's file back to its state before it (one change per file), where
+        it is now as `expect` says by path (else: absent or any regular file)."""
         done = Rewound()
         for change in changes:
-            self._restore(Path(change.path), change, done)
+            self._restore(Path(change.path), change, done, (expect or {}).get(change.path))
         return done
 
-    def _restore(self, path: Path, change: Change, done: Rewound) -> None:
-        now = _current(path, self)
+    def _restore(self, path: Path, change: Change, done: Rewound,
+                 expect: FileState | None) -> None:
         try:
-            why = self._put_back(path, change, now, done)
+            state, data = look(path, self.roots)
+        except RestoreRefused as refused:
+            done.not_undone.append((str(path), _why(refused, path)))
+            return
+        if expect is None and state.what not in ("absent", "file"):
+            done.not_undone.append((str(path), f"it is {state.describe()} now: not written "
+                                                "through or replaced"))
+            return
+        now = (None if state.what == "absent" else Change(
+            str(path), self.keep(data), state.mode, state.size, "rewind") if data is not None
+            else Change(str(path), UNKNOWN, state.mode, state.size, "rewind"))
+        try:
+            why = self._put_back(path, change, now, done, expect or state)
         finally:
             if now is not None and now.before not in (ABSENT, UNKNOWN):
                 self.release(now.before)  # recorded (and so kept) if it was replaced
         if why is not None:
             done.not_undone.append((str(path), why))
 
-    def _put_back(self, path: Path, change: Change, now: Change | None,
-                  done: Rewound) -> str | None:
-        """Restore one file; why it could not be (None: restored, or already as it was)."""
+    def _put_back(self, path: Path, change: Change, now: Change | None, done: Rewound,
+                  expect: FileState) -> str | None:
+        """Restore one file if it is now as `expect` says; why it could not be (None:
+        restored, or already as it was)."""
         if change.before == UNKNOWN:
             return (f"its earlier content ({change.size:,} bytes) was over the size cap and "
                     "was not kept")
         data = None if change.before == ABSENT else self.blob(change.before)
         if change.before != ABSENT and data is None:
             return "its kept copy is missing"
-        if now is None and data is None:
+        if now is None and data is None and expect.what == "absent":
             return None  # absent then, absent now
         if now is not None and (now.before, now.mode) == (change.before, change.mode):
             return None  # already as it was
         try:
-            if data is None:
-                path.unlink()
-                done.removed.append(str(path))
-            else:
-                _write_atomic(path, data, change.mode)
-                done.restored.append(str(path))
-        except OSError as error:
-            return error.strerror or str(error)
+            put_back(path, self.roots, data, change.mode, expect=expect)
+        except RestoreRefused as refused:
+            return _why(refused, path)
+        (done.removed if data is None else done.restored).append(str(path))
         self.record(now if now is not None else Change(str(path), ABSENT, call="rewind"))
         return None
 
@@ -226,19 +242,14 @@ class FileHistory:
                     self.changes.append(Change(**entry["change"]))
 
 
-def _current(path: Path, history: FileHistory) -> Change | None:
-    """The file as it is now, as a change's `before` would name it (None: absent)."""
-    try:
-        data = path.read_bytes()
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return Change(str(path), UNKNOWN, call="rewind")
-    return Change(str(path), history.keep(data), mode, len(data), "rewind")
+def _why(refused: RestoreRefused, path: Path) -> str:
+    """A refusal as the reason beside its path (the path is said once)."""
+    text = str(refused)
+    prefix = f"{path}: "
+    return text[len(prefix):] if text.startswith(prefix) else text
 
 
 def _write_atomic(path: Path, data: bytes, mode: int | None) -> None:
-    """Write `path` whole or not at all, its folder made first."""
+    """Write one of our own files (a kept copy) whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, data, mode=mode, suffix=".fuxi")

@@ -24,7 +24,6 @@ virtual environments, ...) are not scanned; symbolic links are not followed.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from .history import ABSENT, UNKNOWN, Change, FileHistory
+from .restore import FileState, RestoreRefused, look
 
 __all__ = ["FileCheckpoints", "Limits", "Watch"]
 
@@ -94,6 +94,7 @@ class FileCheckpoints:
                  limits: Limits | None = None) -> None:
         self.roots = [Path(root) for root in roots]
         self.history = history
+        history.roots = self.roots  # a rewind lands inside them or not at all
         self.limits = limits if limits is not None else Limits.from_env()
         self._baseline: dict[str, _Seen] = {}
         #: what could not be watched (a folder over the file cap), each said once
@@ -130,17 +131,13 @@ class FileCheckpoints:
             changes.extend(self._scan(call=watch.call))
         return changes
 
-    def digest_now(self, path: Path) -> str:
-        """A file's content now, as a digest (not kept): ABSENT, or UNKNOWN when over the
-        file cap or unreadable."""
+    def state_now(self, path: Path) -> FileState | None:
+        """A file's state now as a restore reads it (digested, not kept; no link
+        followed); None when it cannot be read so (a folder on its path is a link)."""
         try:
-            if path.stat().st_size > self.limits.file_bytes:
-                return UNKNOWN
-            return hashlib.sha256(path.read_bytes()).hexdigest()
-        except FileNotFoundError:
-            return ABSENT
-        except OSError:
-            return UNKNOWN
+            return look(path, self.roots, cap=0)[0]
+        except RestoreRefused:
+            return None
 
     def _state(self, path: Path, call: str) -> Change:
         """A file's state now, as a change's `before` names it."""

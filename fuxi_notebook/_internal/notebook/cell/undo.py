@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from ...checkpoints.history import ABSENT, UNKNOWN, Change
+from ...checkpoints.restore import FileState
 from ...checkpoints.watch import FileCheckpoints
 from ..kernel.cells import CellOp
-from ..kernel.names import NameChanges, NameState, same
+from ..kernel.names import Left, NameChanges, NameState, left_as, same, undo_copy_cap
 
 __all__ = ["CellChanges", "UndoBook", "Undone"]
 
@@ -39,14 +40,17 @@ class CellChanges:
     files: FileCheckpoints | None = None
     #: the file checkpoints' mark where the cell started
     mark: str = ""
-    #: each changed file's state before the cell, and as the cell left it (a digest,
-    #: ABSENT or UNKNOWN)
-    file_states: dict[str, tuple[Change, str]] = field(default_factory=dict)
+    #: each changed file's state before the cell, and as the cell left it (None: it
+    #: could not be read so, a folder on its path being a link)
+    file_states: dict[str, tuple[Change, FileState | None]] = field(default_factory=dict)
     #: each changed name's state before the cell, and the object the cell left (or
     #: _UNBOUND)
     name_states: dict[str, tuple[NameState, Any]] = field(default_factory=dict)
     #: names the code may have changed inside but that could not be copied, with why
     not_kept: dict[str, str] = field(default_factory=dict)
+    #: what each changed name's object held when the cell ended (undo checks it still
+    #: does before it puts the name back)
+    left: dict[str, Left] = field(default_factory=dict)
     #: what the cell tools did to the notebook's cells, in order
     cell_ops: list[CellOp] = field(default_factory=list)
     undone: bool = False
@@ -65,15 +69,22 @@ class CellChanges:
                  "size cap (FUXI_UNDO_MAX_FILE_MB, FUXI_UNDO_MAX_KEPT_MB)"
                  for path, (before, _after) in sorted(self.file_states.items())
                  if before.before == UNKNOWN]
+        lines += [f"file {path}: a folder on its path is a link or not a folder now"
+                  for path, (before, after) in sorted(self.file_states.items())
+                  if after is None and before.before != UNKNOWN]
         lines += [f"name {name}: may have changed inside, and {why}"
                   for name, why in sorted(self.not_kept.items())]
+        lines += [f"name {name}: whether it changes after this cell cannot be told "
+                  f"({left.why}), so undo would keep it as it is then"
+                  for name, left in sorted(self.left.items()) if left.why is not None]
         return lines
 
     def lines(self) -> list[str]:
         """What the cell changed, one line per file or name."""
         lines = []
-        for path, (before, _after) in sorted(self.file_states.items()):
-            what = "created" if before.before == ABSENT else "changed"
+        for path, (before, after) in sorted(self.file_states.items()):
+            what = ("created" if before.before == ABSENT else "changed (its mode only)"
+                    if after is not None and after.digest == before.before else "changed")
             if before.before == UNKNOWN:
                 what += " (over the size cap: cannot be undone)"
             lines.append(f"file {path} {what}")
@@ -139,8 +150,8 @@ class UndoBook:
         for change in checkpoints.history.since(changes.mark):
             first.setdefault(change.path, change)
         for path, before in first.items():
-            now = checkpoints.digest_now(Path(path))
-            if now != before.before or before.before == UNKNOWN:
+            now = checkpoints.state_now(Path(path))
+            if now is None or before.before == UNKNOWN or _differs(before, now):
                 changes.file_states[path] = (before, now)
 
     def _settle_names(self, changes: CellChanges) -> None:
@@ -156,6 +167,11 @@ class UndoBook:
             elif not state.bound and after is _UNBOUND:
                 continue  # made and deleted within the cell
             changes.name_states[name] = (state, after)
+        room = max(0, undo_copy_cap() - changes.names.copied_bytes)
+        for name, (_state, after) in sorted(changes.name_states.items()):
+            if after is not _UNBOUND:
+                changes.left[name], used = left_as(after, room)
+                room -= used
 
     def find(self, cell_id: str | None) -> CellChanges | None:
         """The newest not-undone entry of `cell_id` (None: the newest of all)."""
@@ -173,7 +189,7 @@ class UndoBook:
         for path, (before, after) in sorted(entry.file_states.items()):
             self._undo_file(entry, Path(path), before, after, done)
         for name, (state, after) in sorted(entry.name_states.items()):
-            self._undo_name(name, state, after, done)
+            self._undo_name(name, state, after, entry.left.get(name, Left()), done)
         done.kept.extend(f"name {name}: {why}" for name, why in sorted(entry.not_kept.items()))
         entry.undone = True
         return done
@@ -187,26 +203,43 @@ class UndoBook:
         done.restored.append(f"cell {op.cell} (asked the notebook: a cell you changed "
                              "since is left as it is)")
 
-    def _undo_file(self, entry: CellChanges, path: Path, before: Change, after: str,
-                   done: Undone) -> None:
+    def _undo_file(self, entry: CellChanges, path: Path, before: Change,
+                   after: FileState | None, done: Undone) -> None:
         checkpoints = entry.files
         assert checkpoints is not None
-        if checkpoints.digest_now(path) != after:
+        now = checkpoints.state_now(path)
+        if after is None or now is None:
+            done.kept.append(f"file {path}: a folder on its path is a link or not a folder "
+                             "now (nothing was written there)")
+            return
+        if (now.what, now.digest, now.mode) != (after.what, after.digest, after.mode):
             done.kept.append(f"file {path}: changed since the cell (kept as it is)")
             return
         if before.before == UNKNOWN:
             done.kept.append(f"file {path}: its earlier content ({before.size:,} bytes) was "
                              "over the size cap")
             return
-        rewound = checkpoints.history.rewind_changes([before])
+        # the restore compares again, on the folder it opened, before it writes
+        rewound = checkpoints.history.rewind_changes([before], expect={str(path): after})
         if rewound.not_undone:
             done.kept.extend(f"file {p}: {why}" for p, why in rewound.not_undone)
         else:
             done.restored.append(f"file {path}")
 
-    def _undo_name(self, name: str, state: NameState, after: Any, done: Undone) -> None:
-        if self.namespace.get(name, _UNBOUND) is not after:
+    def _undo_name(self, name: str, state: NameState, after: Any, left: Left,
+                   done: Undone) -> None:
+        """Put a name back if it still holds exactly what the cell left (see `left`)."""
+        current = self.namespace.get(name, _UNBOUND)
+        if current is not after:
             done.kept.append(f"name {name}: rebound since the cell (kept as it is)")
+            return
+        still = True if current is _UNBOUND else left.still(current)
+        if still is None:
+            done.kept.append(f"name {name}: whether it changed since the cell cannot be "
+                             f"told ({left.why}), so it is kept as it is")
+            return
+        if not still:
+            done.kept.append(f"name {name}: changed since the cell (kept as it is)")
             return
         if not state.bound:
             self.namespace.pop(name, None)
@@ -215,6 +248,13 @@ class UndoBook:
         else:
             self.namespace[name] = state.value
         done.restored.append(f"name {name}")
+
+
+def _differs(before: Change, now: FileState) -> bool:
+    """Whether a file is now otherwise than `before` (its content, its mode, or absent)."""
+    if before.before == ABSENT:
+        return now.what != "absent"
+    return (now.what, now.digest, now.mode) != ("file", before.before, before.mode)
 
 
 def _inverse(op: CellOp) -> dict[str, Any] | None:

@@ -8,8 +8,14 @@ objects the code names and may change (it assigns into them, deletes from them, 
 of their mutating methods or `inplace=True`, or passes them to a function) and that copy
 cheaply: pandas and NumPy objects, lists, dicts, sets and bytearrays, each under
 `FUXI_UNDO_MAX_COPY_MB` (default 64) and within the cell's budget of the same size. An
-object that cannot be copied so is named as not undoable when the code may have changed
-it. Changes made through another name (an alias) are not seen.
+object that cannot be copied so (a container holding something that cannot be deep-copied
+included: a copy one level deep would miss a change further in) is named as not undoable
+when the code may have changed it. Changes made through another name (an alias) are not
+seen.
+
+When the cell ends, what each changed name holds is kept too (`left_as`: a digest of a
+pandas or NumPy object, a copy of a list, dict, set or bytearray), so that undo puts a
+name back only if it still holds exactly that; other objects are compared by identity.
 """
 
 from __future__ import annotations
@@ -17,12 +23,13 @@ from __future__ import annotations
 import ast
 import copy
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from .values import HIDDEN_NAMES, size_of
 
-__all__ = ["NameChanges", "NameState", "NameWatch"]
+__all__ = ["Left", "NameChanges", "NameState", "NameWatch", "left_as", "undo_copy_cap"]
 
 #: methods that change their object (lists, dicts, sets, pandas, NumPy)
 _MUTATING = frozenset({
@@ -38,7 +45,8 @@ _READERS = frozenset({
 _MB = 1024 * 1024
 
 
-def _copy_cap() -> int:
+def undo_copy_cap() -> int:
+    """The bytes of copies one cell may keep (`FUXI_UNDO_MAX_COPY_MB`, default 64)."""
     raw = os.environ.get("FUXI_UNDO_MAX_COPY_MB", "").strip()
     try:
         return int(float(raw) * _MB) if raw else 64 * _MB
@@ -74,7 +82,7 @@ class NameWatch:
                  *, copy_cap: int | None = None) -> None:
         self.namespace = namespace
         self.changes = changes if changes is not None else NameChanges()
-        self.copy_cap = copy_cap if copy_cap is not None else _copy_cap()
+        self.copy_cap = copy_cap if copy_cap is not None else undo_copy_cap()
 
     def before(self, code: str) -> dict[str, Any]:
         """The namespace before a call (a shallow copy: a dict of a few hundred names
@@ -126,15 +134,73 @@ def _copyable(value: Any) -> bool:
 
 
 def _copy(value: Any) -> Any:
+    """A copy that a change anywhere inside `value` does not reach (raises when there is
+    none: a shallower copy would hide such a change)."""
     module = (type(value).__module__ or "").split(".")[0]
     if module == "pandas":
         return value.copy(deep=True)
     if module == "numpy":
         return value.copy()
+    return copy.deepcopy(value)
+
+
+@dataclass(frozen=True)
+class Left:
+    """What a name's object held when the cell ended (see the module docstring):
+    `taken` is its digest or copy; `why` says why none could be taken (then whether it
+    changed since cannot be told); neither: it is compared by identity only."""
+
+    taken: Any = None
+    why: str | None = None
+    digest: bool = False
+
+    def still(self, value: Any) -> bool | None:
+        """Whether `value` still holds what was left (None: it cannot be told)."""
+        if self.why is not None:
+            return None
+        if self.taken is None:
+            return True
+        if self.digest:
+            return bool(_digest(value) == self.taken)
+        return same(value, self.taken)
+
+
+def left_as(value: Any, room: int) -> tuple[Left, int]:
+    """What `value` holds now, within `room` bytes of copies; the bytes used."""
+    if not _copyable(value):
+        return Left(), 0
+    size = size_of(value) or 0
     try:
-        return copy.deepcopy(value)
-    except Exception:  # an element that cannot be copied: the container at least
-        return copy.copy(value)
+        digest = _digest(value)
+        if digest is not None:
+            return Left(digest, digest=True), 0
+        if size > room:
+            return Left(why=f"it is too big to copy ({size / _MB:.0f} MB)"), 0
+        return Left(_copy(value)), size
+    except Exception as error:
+        return Left(why=f"it could not be copied ({type(error).__name__})"), 0
+
+
+def _digest(value: Any) -> str | None:
+    """A digest of a pandas or NumPy object's values, labels and types (None: another
+    kind of object, or values a digest cannot cover: unhashable Python objects in it)."""
+    import hashlib
+
+    module = (type(value).__module__ or "").split(".")[0]
+    if module == "numpy" and getattr(value, "dtype", None) is not None and \
+            value.dtype.kind != "O":
+        head = f"{value.dtype.str}{value.shape}".encode()
+        return hashlib.sha256(head + value.tobytes()).hexdigest()
+    if module == "pandas" and hasattr(value, "dtypes"):
+        pandas: Any = sys.modules["pandas"]  # loaded: `value` is one of its objects
+        try:
+            hashed = pandas.util.hash_pandas_object(value, index=True).to_numpy()
+        except TypeError:  # unhashable Python objects in it: compared from a copy
+            return None
+        head = f"{type(value).__name__}{list(getattr(value, 'columns', []))}" \
+               f"{value.dtypes}{getattr(value, 'name', None)}".encode()
+        return hashlib.sha256(head + hashed.tobytes()).hexdigest()
+    return None
 
 
 def same(a: Any, b: Any) -> bool:
