@@ -108,7 +108,8 @@ async def test_exhausted_retries_keep_the_conversation_valid(fake_api, wire_mode
     assert ok.subtype == "success" and ok.result == "back"
     last = fake_api.requests[-1]["messages"]
     assert [m["role"] for m in last] == ["user"]  # no dangling assistant turn
-    assert [b["text"] for b in last[0]["content"]] == ["first", "second"]
+    # the prompt the API never answered is left out (issue 35, finding 6)
+    assert [b["text"] for b in last[0]["content"]] == ["second"]
 
 
 async def test_refusal_is_not_retried_and_surfaced(fake_api, wire_model, tmp_path):
@@ -230,3 +231,33 @@ async def test_a_rejection_not_caused_by_the_run_changes_nothing(fake_api, wire_
         failed = [m async for m in client.receive_response()][-1]
     assert failed.subtype == "error_during_execution" and "unrelated" in failed.errors[0]
     assert len(fake_api.requests) == 2  # nothing of this run could be repaired: no retry
+
+
+async def test_a_prompt_the_api_never_answered_is_not_sent_again(fake_api, wire_model,
+                                                                 tmp_path):
+    """Issue 35, finding 6: a request that fails (401) leaves its prompt out of the
+    conversation, its transcript included; tool results it carried are owed again."""
+    from fuxi_notebook import get_session_messages
+
+    fake_api.add(Turn([tool_use("Read", {"file_path": "a.txt"})]),
+                 Turn([tool_use("Read", {"file_path": "a.txt"})]),
+                 Fault(status=401), Turn([text("answered")]))
+    (tmp_path / "a.txt").write_text("alpha\n")
+    options = _options(wire_model, tmp_path, allowed_tools=["Read"], max_turns=1)
+    async with FuxiSDKClient(options) as client:
+        await client.query("read it")  # a second call is not run (max turns): owed
+        first = [m async for m in client.receive_response()]
+        await client.query("FAILED PROMPT")
+        failed = [m async for m in client.receive_response()]
+        await client.query("second prompt")
+        second = [m async for m in client.receive_response()]
+        session_id = client.session.id
+    assert first[-1].subtype == "error_max_turns" and failed[-1].is_error
+    assert "401" in str(failed[-1].errors) and second[-1].result == "answered"
+    sent = fake_api.requests[-1]["messages"]
+    assert "FAILED PROMPT" not in str(sent) and "second prompt" in str(sent)
+    owed = tool_results(sent)[-1]  # owed since the first prompt, sent once
+    assert "maximum number of turns" in result_text(owed)
+    assert str(sent).count(owed["tool_use_id"]) == 2  # its call and its one result
+    stored = get_session_messages(session_id, directory=str(tmp_path))
+    assert "FAILED PROMPT" not in str([m.message for m in stored])

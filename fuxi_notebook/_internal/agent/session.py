@@ -324,6 +324,26 @@ class Session:
             self.pending_results = []
         self.history.append({"role": "user", "content": blocks})
 
+    def withdraw_prompt(self, blocks: list[dict[str, Any]]) -> bool:
+        """Take back a prompt the model never answered (its request failed), so that the
+        next request does not carry it unseen: the last user message loses `blocks` (the
+        very objects `add_user_prompt` appended), and the tool results it carried are
+        owed again. False when the history no longer ends with them (compacted)."""
+        last = self.history[-1] if self.history else None
+        content = last["content"] if last is not None and last["role"] == "user" else None
+        if not isinstance(content, list) or not blocks or len(content) < len(blocks) or any(
+                a is not b for a, b in zip(content[-len(blocks):], blocks, strict=True)):
+            return False
+        rest = content[:-len(blocks)]
+        if rest and all(b.get("type") == "tool_result" for b in rest):
+            self.pending_results = [*rest, *self.pending_results]
+            rest = []
+        if rest:
+            self.history[-1] = {"role": "user", "content": rest}
+        else:
+            self.history.pop()
+        return True
+
     def add_assistant(self, content: list[dict[str, Any]]) -> None:
         """Append a response; private keys (e.g. `_invalid_input`) never reach the API."""
         clean = [{k: v for k, v in block.items() if not k.startswith("_")} for block in content]

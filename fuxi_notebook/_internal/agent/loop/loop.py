@@ -172,6 +172,8 @@ async def _recover(run: Run, error: ModelError, retry: list[bool]) -> AsyncGener
         yield informational(repaired)
         retry.append(True)
         return
+    if run.num_turns == 0:  # never answered: the next request must not carry it unseen
+        run.session.withdraw_prompt(run.prompt)
     yield run.result("error_during_execution", errors=[str(error)], terminal_reason="api_error",
                      api_error_status=error.status)
 
@@ -277,7 +279,8 @@ async def _submit_prompt(run: Run, content: str | list[dict[str, Any]]) -> _Hook
         reason = hook.reason or hook.stop_reason or "A UserPromptSubmit hook blocked the prompt."
         return _HookVerdict(reason, hook.system_messages)
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-    session.add_user_prompt(blocks + [reminder(c) for c in hook.additional_context])
+    run.prompt = blocks + [reminder(c) for c in hook.additional_context]
+    session.add_user_prompt(run.prompt)
     return _HookVerdict(None, hook.system_messages)
 
 

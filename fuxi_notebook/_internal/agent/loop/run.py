@@ -87,6 +87,8 @@ class Run:
     compacted_for_rejection: bool = False
     #: the `origin` the prompt's streaming-input message carried, echoed on the result
     origin: dict[str, Any] | None = None
+    #: the blocks the prompt added to the history (taken back if it is never answered)
+    prompt: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.usage_at_start = self.session.usage.snapshot()
