@@ -420,3 +420,49 @@ def test_a_killed_process_keeps_the_turns_it_finished(tmp_path):
     entries = _local_entries(tmp_path, session_id)
     assert entries is not None
     assert [block_texts(e["message"])[0] for e in chain(entries)] == ["go", "One.", None]
+
+
+@pytest.mark.parametrize("failing", ["local", "store", "both"])
+async def test_each_entry_reaches_each_destination_once_with_one_uuid(tmp_path, monkeypatch,
+                                                                      failing):
+    """Issue 35, finding 7: when one destination's append fails and the other's
+    succeeds, the next flush sends each destination exactly what it lacks, with the
+    uuids it was first given: a store that keeps every append has each entry once, and
+    the local transcript has every entry too."""
+    from fuxi_notebook._internal.agent import transcript_writer
+
+    monkeypatch.setattr(transcript_writer, "RETRY_DELAYS", ())
+    store = _WatchedStore()
+    broken = {"local": failing in ("local", "both"), "store": failing in ("store", "both")}
+    real_local = FileSessionStore.append
+
+    async def local_append(self, key, entries):
+        if broken["local"]:
+            raise OSError("local disk full")
+        await real_local(self, key, entries)
+
+    async def store_append(key, entries):
+        if broken["store"]:
+            raise OSError("store down")
+        await _WatchedStore.append(store, key, entries)
+
+    monkeypatch.setattr(FileSessionStore, "append", local_append)
+    monkeypatch.setattr(store, "append", store_append)
+    model = ScriptedModel([[text("one")], [text("two")]])
+    options = FuxiAgentOptions(model=model, cwd=tmp_path, session_store=store)
+    async with FuxiSDKClient(options) as client:
+        await client.query("first prompt")
+        first = [m async for m in client.receive_response()]
+        broken.update(local=False, store=False)
+        await client.query("second prompt")
+        second = [m async for m in client.receive_response()]
+        session_id = client.session.id
+    assert any(getattr(m, "subtype", None) == "mirror_error" for m in first)
+    assert not any(getattr(m, "subtype", None) == "mirror_error" for m in second)
+    stored = [e["uuid"] for e in store.committed]
+    local = [e["uuid"] for e in _local_entries(tmp_path, session_id) or []
+             if "uuid" in e]
+    assert len(stored) == len(set(stored)) == 4, stored  # two prompts, two answers
+    assert local == stored  # the same entries, the same uuids, each once
+    assert [block_texts(e["message"])[0] for e in store.committed] == [
+        "first prompt", "one", "second prompt", "two"]

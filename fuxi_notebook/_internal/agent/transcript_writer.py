@@ -20,6 +20,11 @@ in the last 50 ms); a run that ends sooner writes them in its flush, with the re
 (A `session_store`'s "batched" appends stay one per run, as the comparable SDK's.) An
 append that fails is retried (`RETRY_DELAYS`), then reported
 as a `mirror_error` SystemMessage; the next flush tries again.
+
+Each entry gets its uuid once, when it is first made, and each destination (the local
+files, the store) keeps the entries it has not taken yet: a flush after a failure sends
+each destination exactly what it lacks, with the same uuids, so that every entry reaches
+every destination once (a store that dedupes by uuid drops a retried partial write).
 """
 
 from __future__ import annotations
@@ -80,6 +85,8 @@ class _Chain:
     noted: list[dict[str, Any]] = field(default_factory=list)
     #: the subagent whose conversation this is (kept while it runs in the background)
     owner: Any = None
+    #: destination ("local", "store") -> entries made but not yet taken by it, in order
+    undelivered: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def view(self) -> list[dict[str, Any]]:
         """The conversation as a store keeps it: owed results are its last message."""
@@ -294,7 +301,7 @@ class Transcript:
             same += 1
         new = view[same - start:]
         if not new:
-            return None
+            return await self._deliver(chain)  # what a failed append left, if anything
         shown = [m for m in self.shown if m.parent_tool_use_id == chain.tool_use_id]
         parent = written[same - 1][0] if same else None
         entries: list[dict[str, Any]] = []
@@ -319,24 +326,32 @@ class Transcript:
             entries.append({**entry, **meta["fields"]})
             pairs.append((uuid, message))
             parent = uuid
-        problem = await self._append(chain.key, entries)
-        if problem is None:
-            chain.written = written[:same] + pairs
-            self.shown = [m for m in self.shown if m.uuid not in used]  # named now
-        return problem
+        # made once: whatever each destination takes now, these are their uuids
+        chain.written = written[:same] + pairs
+        self.shown = [m for m in self.shown if m.uuid not in used]  # named now
+        for destination in ("local", "store") if self.local is not None else ("store",):
+            chain.undelivered.setdefault(destination, []).extend(entries)
+        return await self._deliver(chain)
 
-    async def _append(self, key: SessionKey, entries: list[dict[str, Any]]) -> str | None:
-        """None once appended; else what went wrong (after the retries). The local copy
-        is written once, before the store (a failure there is told, not retried: a
-        retry after a partial write would duplicate lines)."""
-        local_problem = None
-        if self.local is not None:
+    async def _deliver(self, chain: _Chain) -> str | None:
+        """Give each destination the entries it has not taken yet; None once both have
+        them, else what went wrong (after the retries). The local copy goes first."""
+        problems = []
+        local = chain.undelivered.get("local")
+        if self.local is not None and local:
             try:
-                await self.local.append(key, entries)
+                await self.local.append(chain.key, local)
+                chain.undelivered["local"] = []
             except Exception as error:
-                local_problem = f"the local transcript was not written: {error}"
-        store_problem = await self._append_to_store(key, entries)
-        return store_problem or local_problem
+                problems.append(f"the local transcript was not written: {error}")
+        pending = chain.undelivered.get("store")
+        if pending:
+            problem = await self._append_to_store(chain.key, pending)
+            if problem is None:
+                chain.undelivered["store"] = []
+            else:
+                problems.insert(0, problem)
+        return problems[0] if problems else None
 
     async def _append_to_store(self, key: SessionKey, entries: list[dict[str, Any]]
                                ) -> str | None:
