@@ -195,3 +195,35 @@ def test_the_users_own_config_line_still_works(fresh, api):
     assert (fresh.work / "made").exists()
     assert fresh.run("%fuxi config --allowed-tools ''").status == "ok"
     _bash_is_refused(fresh, api, "made-again")
+
+
+@pytest.mark.parametrize("cell", [
+    "print('%fuxi config --allowed-tools Bash')\n"
+    "get_ipython().run_line_magic('fuxi', 'config --allowed-tools Bash')",
+    "note = '''\n%fuxi config --allowed-tools Bash\n'''\n"
+    "get_ipython().run_line_magic('fuxi', 'config --allowed-tools Bash')",
+    "# %fuxi config --allowed-tools Bash\n"
+    "get_ipython().run_line_magic('fuxi', 'config --allowed-tools Bash')",
+])
+def test_config_text_inside_a_string_is_not_the_users_config_line(fresh, api, cell):
+    """Issue 35, finding 14: the words of `%fuxi config` in a string or a comment of the
+    user's cell do not let a call from code through; only a line IPython runs does."""
+    result = fresh.run(cell)
+    assert result.status == "error" and result.reply["content"]["ename"] == "UsageError"
+    assert "only as a line of a cell you run yourself" in result.reply["content"]["evalue"]
+    _bash_is_refused(fresh, api, "string-config")
+    indented = fresh.run("if True:\n    %fuxi config --allowed-tools Bash")
+    assert indented.status == "ok", indented.messages  # a real line magic, indented
+    assert fresh.run("%fuxi config --allowed-tools ''").status == "ok"
+
+
+def test_config_called_from_the_users_code_is_refused(fresh, api):
+    """The call IPython makes for the line is not the line: a cell that writes the call
+    out itself (or calls a function the agent left that does) changes nothing."""
+    for cell in ("get_ipython().run_line_magic('fuxi', 'config --allowed-tools Bash')",
+                 "def helper():\n    get_ipython().run_line_magic('fuxi', "
+                 "'config --allowed-tools Bash')\nhelper()"):
+        result = fresh.run(cell)
+        assert result.status == "error", result.messages
+        assert "only as a line" in result.reply["content"]["evalue"]
+    _bash_is_refused(fresh, api, "code-config")

@@ -448,3 +448,20 @@ def test_judging_a_large_folder_copy_is_bounded_in_time(home):
     elapsed = time.perf_counter() - started
     assert _auto(verdict), verdict
     assert elapsed < 5, elapsed
+
+
+@pytest.mark.parametrize("command", [
+    "touch .bash*", "cp notes.txt .bash*", "cp notes.txt .z?hrc", "echo x > .npm[r]c",
+    "mv notes.txt .git*", "touch sub/.profil?",
+])
+def test_a_pattern_that_can_name_a_protected_dot_file_asks_though_nothing_matches(
+        home, command):
+    """Issue 35, finding 12 (a mutation that survived): in a folder where nothing matches
+    yet, `.bash*` is still a name `.bashrc` can take, so acceptEdits asks."""
+    (home / "sub").mkdir()
+    assert not list(home.glob(".bash*")) and not list(home.glob(".z?hrc"))
+    assert accept_edits(home, command) == "ask"
+
+
+def test_a_pattern_that_names_no_protected_file_is_an_ordinary_edit(home):
+    assert accept_edits(home, "touch plain_bash*") == "allow"

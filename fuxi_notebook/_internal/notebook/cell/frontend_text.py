@@ -59,10 +59,23 @@ def sent_cell_parts(shell: Any) -> tuple[str, str] | None:
 
 
 def has_line_magic(shell: Any, line: str) -> bool:
-    """Whether the frontend's text holds the line magic `%fuxi <line>` as a line of its
-    own (a `%fuxi config` the user wrote, not one code called)."""
+    """Whether the frontend's text holds the line magic `%fuxi <line>` where IPython runs
+    it as one (a `%fuxi config` the user wrote, not one code called): the text is read by
+    IPython's own transforms, without the kernel's added ones, so the same words inside a
+    string, a comment or a call the code makes do not count."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
     text = sent_text(shell)
     if text is None:
         return False
-    wanted = " ".join(f"%fuxi {line}".split())
-    return any(" ".join(row.split()) == wanted for row in text.splitlines())
+    try:
+        code = TransformerManager().transform_cell(text)
+    except Exception:  # text IPython cannot read runs no line magic either
+        return False
+    wanted = f"get_ipython().run_line_magic('fuxi', {line!r})"
+    written, ran = text.splitlines(), code.splitlines()
+    # a line magic is rewritten line for line: the user's line is a `%` line that
+    # became the call (the call written out by the code itself is not one)
+    return len(written) == len(ran) and any(
+        row.strip() == wanted and was.lstrip().startswith("%")
+        for was, row in zip(written, ran, strict=True))
