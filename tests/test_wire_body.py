@@ -22,7 +22,7 @@ from fuxi_notebook.testing import FakeMessagesServer, Turn, text
 
 texts = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20)
 #: what a turn does to the history: append a message, replace one, drop the oldest two
-steps = st.lists(st.tuples(st.sampled_from(["append", "replace", "compact", "same"]),
+steps = st.lists(st.tuples(st.sampled_from(["append", "replace", "mark", "compact", "same"]),
                            texts, st.integers(0, 50)), min_size=1, max_size=25)
 
 
@@ -49,6 +49,9 @@ def test_each_body_decodes_to_the_request_whatever_the_history_does(actions):
             old = history[index]
             history[index] = {**old, "content": [*old["content"], {"type": "text",
                                                                     "text": words or "!"}]}
+        elif action == "mark":  # a copy sharing the content list (issue 35, finding 16)
+            index = where % len(history)
+            history[index] = {**history[index], "cache_control": {"type": words or "x"}}
         elif action == "compact" and len(history) > 2:
             history[:] = history[2:]
         body = _body(history, system, tools)
@@ -225,3 +228,18 @@ def test_a_turn_encodes_what_it_added_however_long_the_history(monkeypatch):
         encoder.encode(_body(history, system, []))
         per_turn.append(len(calls))
     assert max(per_turn[5:]) == min(per_turn[5:]) <= 16
+
+
+def test_a_message_replaced_by_a_copy_sharing_its_content_is_encoded_again():
+    """Issue 35, finding 16 (a mutation that survived): `{**m, key: …}` keeps `m`'s
+    content list; the body must send the copy, not the bytes kept for `m`."""
+    encoder = BodyEncoder()
+    first = {"role": "user", "content": [{"type": "text", "text": "one"}]}
+    second = {"role": "assistant", "content": [{"type": "text", "text": "two"}]}
+    history = [first, second, {"role": "user", "content": [{"type": "text", "text": "3"}]}]
+    encoder.encode({"messages": history})
+    for index in (0, 1, 2):
+        history = [*history]
+        history[index] = {**history[index], "cache_control": {"type": "ephemeral"}}
+        body = {"messages": history}
+        assert encoder.encode(body) == dumps(body)

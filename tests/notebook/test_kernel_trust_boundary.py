@@ -227,3 +227,22 @@ def test_config_called_from_the_users_code_is_refused(fresh, api):
         assert result.status == "error", result.messages
         assert "only as a line" in result.reply["content"]["evalue"]
     _bash_is_refused(fresh, api, "code-config")
+
+
+@pytest.mark.parametrize("stage", ["input_transformers_cleanup", "input_transformers_post"])
+def test_a_transformer_that_rewrites_only_the_prompt_is_caught(fresh, api, stage):
+    """Issue 35, finding 15 (a mutation that survived: every tamper test rewrote the
+    options line): the prompt the model would get must be the one the user wrote."""
+    fresh.run("def reword(lines):\n"
+              "    return [l.replace('say hello', 'say HIJACKED') for l in lines]\n"
+              f"get_ipython().{stage}.append(reword)")
+    try:
+        api.add(Turn([text("hello")]))
+        result = fresh.run("%%fuxi\nsay hello")
+        assert result.reply["content"]["ename"] == "UsageError"
+        assert "not the text of the cell you ran" in result.reply["content"]["evalue"]
+        assert api.requests == []
+    finally:
+        fresh.run(f"ip = get_ipython()\nip.{stage}[:] = [t for t in ip.{stage} "
+                  "if getattr(t, '__name__', '') != 'reword']")
+        api.reset()

@@ -219,6 +219,17 @@ def test_hidden_characters_in_keys_cell_ids_and_tool_names_are_escaped_too():
     assert "c\\u202e1" in card.markdown and "command\\u200b" in card.markdown
 
 
+@pytest.mark.parametrize("char", ["\u202e", "\u200b"])
+def test_a_hidden_character_only_in_a_key_is_flagged(char):
+    """Issue 35, finding 17 (a mutation that survived): a key is part of what the card
+    shows; a hidden character in it alone carries the warning, in the notebook's card
+    and the terminal's text alike."""
+    card = replay_consent([_plan(_record([_call("Bash", {"command": "make",
+                                                        f"timeout{char}": 5})]))])
+    for shown in (card.markdown, card.text):
+        assert f"U+{ord(char):04X}" in shown and "do not show or that reorder text" in shown
+
+
 # -- finding 6: inputs that are not objects, and other records that cannot be read -------
 
 @pytest.mark.parametrize("tool_input", ['{"command": "touch PWNED"}', ["touch"], 3, None])
