@@ -32,6 +32,19 @@ os.environ["FUXI_CONFIG_DIR"] = _CONFIG_DIR
 atexit.register(shutil.rmtree, _CONFIG_DIR, ignore_errors=True)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "missing_part(reason): needs a part missing here "
+                            "(skipped; under CI=true, failed: tests/missing.py)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("missing_part")
+    if marker is not None:
+        from .missing import skip_or_fail
+
+        skip_or_fail(str(marker.args[0]))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch,
                   tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -1,7 +1,8 @@
 """Fixtures for the real-browser tests: one fake API, one JupyterLab, one chromium per module.
 
 The whole folder is skipped (with the reason) where the browser stack is missing; in CI
-`scripts/test.sh` installs it (pip extra `browser`, Debian's chromium), so the tests run.
+`scripts/test.sh` installs it (pip extra `browser`, Debian's chromium), so the tests run,
+and under `CI=true` a missing part fails them instead (tests/missing.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from fuxi_notebook.testing import FakeMessagesServer
+
+from ..missing import missing_part
 
 if TYPE_CHECKING:
     from .lab import ChromiumBrowser, JupyterLab, NotebookPage
@@ -50,7 +53,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     if _REASON is None:
         return
-    skip = pytest.mark.skip(reason=f"browser tests skipped: {_REASON}")
+    skip = missing_part(f"browser tests cannot run: {_REASON}")
     for item in items:
         if _HERE in item.path.parents:
             item.add_marker(skip)

@@ -25,6 +25,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from fuxi_notebook.testing import FakeMessagesServer
 
+from ..missing import skip_or_fail
 from .conftest import close_pages
 
 if TYPE_CHECKING:
@@ -503,7 +504,7 @@ def notebook7(api: FakeMessagesServer,
     import importlib.util
 
     if importlib.util.find_spec("notebook") is None:
-        pytest.skip("Notebook 7 is not installed (pip install -e '.[test]' installs it)")
+        skip_or_fail("Notebook 7 is not installed (pip install -e '.[test]' installs it)")
     from .lab import JupyterNotebook
 
     yield from _server(JupyterNotebook, tmp_path_factory, "ext-nb7", api)

@@ -10,10 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
+from ..missing import missing_part
 from ..notebook.kernel_harness import wait_until
 from .lab import JupyterLab
 
@@ -21,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 JUPYTER = ROOT / ".venv-jupyter-ai" / "bin" / "jupyter"
 MS = 1000
 
-pytestmark = pytest.mark.skipif(not JUPYTER.exists(), reason=(
+pytestmark = [] if JUPYTER.exists() else missing_part(
     "no .venv-jupyter-ai (bash scripts/test.sh installs jupyter-ai's chat and this "
-    "checkout there)"))
+    "checkout there)")
 
 
 class JupyterAiLab(JupyterLab):
