@@ -69,7 +69,7 @@ def has_line_magic(shell: Any, line: str) -> bool:
     if text is None:
         return False
     try:
-        code = TransformerManager().transform_cell(text)
+        code = TransformerManager().transform_cell(text)  # type: ignore[no-untyped-call]
     except Exception:  # text IPython cannot read runs no line magic either
         return False
     wanted = f"get_ipython().run_line_magic('fuxi', {line!r})"
