@@ -1,12 +1,20 @@
-"""Reading a repository's files safely: bounded, regular files only, never through a
-symlink that leaves the folder they belong to.
+"""The one reader of files the product did not write: bounded, regular files only, never
+through a symlink that leaves the folder they belong to.
 
 A checkout is written by whoever wrote the repository. `FUXI.md -> ~/.ssh/id_rsa` would put
 a private key into the system prompt (and so into an API request); a FIFO named
-`settings.json` would block the session forever; a 2 GB `FUXI.md` would fill memory. So
-every file read from a project goes through `read_inside`: it must resolve inside its
-zone (the project's folder, or the git root above it), be a regular file, and only the
-first `limit` characters are read.
+`settings.json` would block the session forever; a 2 GB `FUXI.md`, or `zz.ipynb ->
+/dev/zero` (whose size reads 0), would fill memory. So every such file (settings, MCP,
+trust, plugin, agent, command, skill and style files, FUXI.md, notebooks, Jupyter's
+server files) is opened by `_open_regular`: it must resolve inside its zone when it has
+one (the project's folder, or the git root above it), be a regular file by `stat` and
+again by `fstat` on the descriptor (opened with O_NONBLOCK, so a FIFO swapped in cannot
+block the open, and O_NOFOLLOW), and it is read to a cap checked on the open file and
+enforced while reading (`limit + 1` at most). `read_inside` keeps the first `limit`
+characters of a text (FUXI.md is cut, not refused); `read_bounded` refuses a file over
+its cap, and `read_json_file` / `load_json` add UTF-8 and a nesting-depth cap. Their
+failures are `Unreadable`, a ConfigurationError of one line naming the file, which a
+notebook cell shows as a UsageError and the command line as one line and exit status 2.
 
 Whatever is wrong with a configuration file or JSON string (not UTF-8, unreadable, invalid,
 nested 100,000 deep), `config_errors` and `parse_json` make it one ConfigurationError that
@@ -42,18 +50,98 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["MAX_CONFIG_DEPTH", "RACY_SECONDS", "Outside", "ReadResult", "check_depth",
-           "config_errors", "environment", "forget_all", "note", "parse_json", "read_config",
-           "read_inside", "read_json_file", "remembered"]
+from ...errors import ConfigurationError
+
+__all__ = ["MAX_CONFIG_DEPTH", "MAX_JSON_FILE_BYTES", "RACY_SECONDS", "Outside", "ReadResult",
+           "Unreadable", "check_depth", "config_errors", "environment", "forget_all",
+           "load_json", "note", "parse_json", "read_bounded", "read_config", "read_inside",
+           "read_json_file", "remembered"]
 
 #: a configuration value nested deeper is refused: no real one comes close, and the code
 #: that walks values (repr, json.dumps, pydantic, redaction) must stay far from the
 #: recursion limit, however deep the stack it runs in (a kernel's is deep)
 MAX_CONFIG_DEPTH = 64
+#: the most bytes of a JSON file read by `read_json_file` unless its caller says otherwise
+MAX_JSON_FILE_BYTES = 8 << 20
 
 
-class Outside(ValueError):
-    """The file cannot be read as a project file (the message says why, for a warning)."""
+class Unreadable(ConfigurationError):
+    """A file the product did not write cannot be read as asked (one line: which, and why)."""
+
+
+class Outside(Unreadable, ValueError):
+    """The file cannot be read as a project file: it leads outside its folder, or is not a
+    regular file (the message says why, for a warning)."""
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(path: Path, mode: int) -> Outside:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return Outside(f"{path} is not a regular file ({kind}); it was not read")
+
+
+def _open_regular(path: Path, zone: Path | None) -> int | None:
+    """A descriptor open for reading on the regular file `path`, or None when there is no
+    such file (a dangling symlink is none). Raises `Outside` when it resolves outside
+    `zone` (None: no such check, for the user's own files) or is not a regular file, and
+    OSError when it cannot be opened. Opening never blocks and never follows a link
+    swapped in after the checks."""
+    note(path)  # a remembered load (below) depends on it
+    if not os.path.lexists(path):
+        return None
+    real = Path(os.path.realpath(path))
+    if zone is not None and not real.is_relative_to(os.path.realpath(zone)):
+        raise Outside(f"{path} leads outside {zone} (to {real}); it was not read")
+    try:
+        found = os.stat(real)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(found.st_mode):  # said before opening: opening a device can act
+        raise _not_regular(path, found.st_mode)
+    flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_NOCTTY", 0))
+    descriptor = os.open(real, flags)
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):  # swapped after the stat
+        os.close(descriptor)
+        raise _not_regular(path, mode)
+    return descriptor
+
+
+def read_bounded(path: Path, *, limit: int, where: str, zone: Path | None = None
+                 ) -> bytes | None:
+    """The whole content of the regular file `path` (None: no such file), at most `limit`
+    bytes. Raises `Unreadable` naming `where` for anything else: not a regular file,
+    outside `zone`, larger than `limit` (by its size, or while reading: a file can grow),
+    not readable."""
+    try:
+        descriptor = _open_regular(path, zone)
+    except Outside as why:
+        raise Outside(f"{where}: {why}") from None
+    except OSError as error:
+        raise Unreadable(f"{where}: {error.strerror or error}") from None
+    if descriptor is None:
+        return None
+    try:
+        size = os.fstat(descriptor).st_size
+        if size > limit:
+            raise Unreadable(f"{where}: it is larger than the limit of {limit:,} bytes "
+                             f"({size:,} bytes)")
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(descriptor, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as error:
+        raise Unreadable(f"{where}: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+    if left <= 0:
+        raise Unreadable(f"{where}: it is larger than the limit of {limit:,} bytes")
+    return b"".join(chunks)
 
 
 @dataclass(frozen=True)
@@ -66,33 +154,18 @@ class ReadResult:
 
 
 def read_inside(path: Path, zone: Path | None, limit: int) -> ReadResult | None:
-    """The text of `path`, or None when there is no such file.
+    """The text of `path` (its first `limit` characters), or None when there is no such
+    file.
 
     `zone` None: no symlink check (the user's own files). Raises `Outside` when the file
     resolves outside `zone` or is not a regular file, and OSError / UnicodeDecodeError
     when it cannot be read.
     """
-    note(path)  # a remembered load (below) depends on it
-    if not os.path.lexists(path):
+    descriptor = _open_regular(path, zone)
+    if descriptor is None:
         return None
-    real = Path(os.path.realpath(path))
-    if zone is not None and not real.is_relative_to(os.path.realpath(zone)):
-        raise Outside(f"{path} leads outside {zone} (to {real}); it was not read")
-    if not real.exists():
-        return None  # a dangling symlink is no file
-    # O_NONBLOCK: a FIFO swapped in after the check must not block the open; O_NOFOLLOW:
-    # nor may a symlink swapped in for the resolved path be followed.
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    descriptor = os.open(real, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise Outside(f"{path} is not a regular file; it was not read")
-        with os.fdopen(descriptor, encoding="utf-8", errors="strict") as handle:
-            descriptor = -1
-            text = handle.read(limit + 1)
-    finally:
-        if descriptor >= 0:
-            os.close(descriptor)
+    with os.fdopen(descriptor, encoding="utf-8", errors="strict") as handle:
+        text = handle.read(limit + 1)
     return ReadResult(path=path, text=text[:limit], truncated=len(text) > limit)
 
 
@@ -100,8 +173,6 @@ def read_config(path: Path, zone: Path | None, limit: int, what: str) -> str | N
     """A configuration file's whole text (None: no such file). Raises `Outside` as
     `read_inside` does, and ConfigurationError (naming `what` and the file) when it
     cannot be read or is longer than `limit`: half a configuration is never used."""
-    from ...errors import ConfigurationError
-
     with config_errors(f"{what} {path}"):
         read = read_inside(path, zone, limit)
     if read is None:
@@ -116,8 +187,6 @@ def config_errors(where: str) -> Iterator[None]:
     """Reading or parsing the configuration `where` names ("settings file /p/x.json"): any
     failure becomes one ConfigurationError line `<where>: <why>`. `Outside` passes: its
     callers skip the file with a warning."""
-    from ...errors import ConfigurationError
-
     try:
         yield
     except (ConfigurationError, Outside):
@@ -139,34 +208,42 @@ def config_errors(where: str) -> Iterator[None]:
     raise ConfigurationError(f"{where}: {' '.join(why.split())}") from None
 
 
-def read_json_file(path: Path, where: str) -> Any:
-    """The JSON file at `path` (`where` names it in errors: "<where> does not exist", and
-    whatever `config_errors` and `parse_json` say)."""
-    from ...errors import ConfigurationError
-
-    with config_errors(where):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ConfigurationError(f"{where} does not exist") from None
-    return parse_json(text, where)
+def read_json_file(path: Path, where: str, *, limit: int = MAX_JSON_FILE_BYTES,
+                   zone: Path | None = None, depth: int = MAX_CONFIG_DEPTH) -> Any:
+    """The JSON file at `path`, read by `read_bounded` (`where` names it in errors: "<where>
+    does not exist", and whatever `read_bounded` and `load_json` say)."""
+    data = read_bounded(path, limit=limit, where=where, zone=zone)
+    if data is None:
+        raise Unreadable(f"{where} does not exist")
+    return load_json(data, where, depth=depth)
 
 
-def parse_json(text: str, where: str) -> Any:
-    """`text` as JSON, at most MAX_CONFIG_DEPTH deep; else ConfigurationError naming `where`."""
+def load_json(data: bytes, where: str, *, depth: int = MAX_CONFIG_DEPTH) -> Any:
+    """The bytes of a file as JSON: UTF-8 (a leading byte-order mark allowed), at most
+    `depth` deep; else `Unreadable` naming `where`."""
+    try:
+        with config_errors(where):
+            text = data.decode("utf-8-sig")
+        return parse_json(text, where, depth=depth)
+    except Unreadable:
+        raise
+    except ConfigurationError as error:
+        raise Unreadable(str(error)) from None
+
+
+def parse_json(text: str, where: str, *, depth: int = MAX_CONFIG_DEPTH) -> Any:
+    """`text` as JSON, at most `depth` deep; else ConfigurationError naming `where`."""
     with config_errors(where):
         data = json.loads(text)
-    check_depth(data, where)
+    check_depth(data, where, depth)
     return data
 
 
-def check_depth(value: Any, where: str) -> None:
-    """ConfigurationError if `value` nests lists / dicts deeper than MAX_CONFIG_DEPTH.
+def check_depth(value: Any, where: str, limit: int = MAX_CONFIG_DEPTH) -> None:
+    """ConfigurationError if `value` nests lists / dicts deeper than `limit`.
 
     Iterative and depth-first, so neither a deep value nor a cycle (a Python value can
     hold itself) can recurse or loop: the first path past the limit ends it."""
-    from ...errors import ConfigurationError
-
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -174,9 +251,8 @@ def check_depth(value: Any, where: str) -> None:
                     else item if isinstance(item, list | tuple) else None)
         if children is None:
             continue
-        if depth > MAX_CONFIG_DEPTH:
-            raise ConfigurationError(f"{where}: nested too deeply (more than "
-                                     f"{MAX_CONFIG_DEPTH} levels)")
+        if depth > limit:
+            raise ConfigurationError(f"{where}: nested too deeply (more than {limit} levels)")
         stack.extend((child, depth + 1) for child in children)
 
 

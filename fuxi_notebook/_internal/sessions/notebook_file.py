@@ -24,14 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigurationError
+from ..common.reading import Unreadable, load_json, read_bounded
 from .cell_record import METADATA_KEY, cell_record
 from .record import MAX_RECORD_BYTES, SessionRecord, load_record
 
-__all__ = ["MAX_NOTEBOOK_BYTES", "FuxiCell", "SavedNotebook", "live_notebook",
-           "read_document", "read_notebook", "split_fuxi_source"]
+__all__ = ["MAX_NOTEBOOK_BYTES", "MAX_NOTEBOOK_DEPTH", "FuxiCell", "SavedNotebook",
+           "live_notebook", "read_document", "read_notebook", "same_source", "source_key",
+           "split_fuxi_source"]
 
-#: A notebook file bigger than this is not read for sessions.
-MAX_NOTEBOOK_BYTES = 512 * 1024 * 1024
+#: A notebook file bigger than this is not read for sessions (GitHub refuses files over
+#: 100 MB; parsed, such a notebook takes several times its size in memory).
+MAX_NOTEBOOK_BYTES = 128 * 1024 * 1024
+#: A notebook nested deeper than this is not read: a notebook is about 8 levels, a record
+#: in it about 15 more, a tool's input or a display's JSON some more.
+MAX_NOTEBOOK_DEPTH = 128
 
 
 @dataclass(frozen=True)
@@ -85,9 +91,15 @@ def split_fuxi_source(source: str) -> tuple[str, str] | None:
     return head[len("%%fuxi"):].strip(), "\n".join(lines[first + 1:]).strip("\n")
 
 
+def source_key(line: str, body: str) -> tuple[str, str]:
+    """A `%%fuxi` cell's text as compared: its options' words, its prompt without the
+    whitespace at its ends."""
+    return " ".join(line.split()), body.strip()
+
+
 def same_source(a: tuple[str, str], b: tuple[str, str]) -> bool:
     """Two `(line, body)` pairs are the same cell text (ends' whitespace ignored)."""
-    return a[0].split() == b[0].split() and a[1].strip() == b[1].strip()
+    return source_key(*a) == source_key(*b)
 
 
 class SavedNotebook:
@@ -114,10 +126,15 @@ class SavedNotebook:
                 return cell
         return None
 
+    def holding(self, line: str, body: str) -> list[FuxiCell]:
+        """Every cell with this text, in order."""
+        key = source_key(line, body)
+        return [cell for cell in self.cells if source_key(cell.line, cell.body) == key]
+
     def match(self, line: str, body: str, *, after: int | None = None,
               used: frozenset[int] = frozenset()) -> FuxiCell | None:
         """The saved cell a running cell is, by its text (see the module docstring)."""
-        candidates = [c for c in self.cells if same_source((c.line, c.body), (line, body))]
+        candidates = self.holding(line, body)
         if after is not None:
             for cell in candidates:
                 if cell.index > after:
@@ -155,10 +172,11 @@ class SavedNotebook:
         return cell.record
 
 
-def read_notebook(path: str | Path) -> SavedNotebook:
-    """The saved notebook at `path`. Raises ConfigurationError with one readable line."""
+def read_notebook(path: str | Path, *, zone: Path | None = None) -> SavedNotebook:
+    """The saved notebook at `path` (when `zone` is given, not through a link out of it).
+    Raises ConfigurationError with one readable line."""
     path = Path(path).expanduser()
-    raw_cells = read_document(path)["cells"]
+    raw_cells = read_document(path, zone=zone)["cells"]
     cells = []
     for index, raw in enumerate(raw_cells):
         cell = _fuxi_cell(index, raw)
@@ -167,22 +185,17 @@ def read_notebook(path: str | Path) -> SavedNotebook:
     return SavedNotebook(path, cells)
 
 
-def read_document(path: Path) -> dict[str, Any]:
-    """A notebook file's JSON (it has a `cells` list). Raises ConfigurationError with one
-    readable line."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_NOTEBOOK_BYTES:
-            raise ConfigurationError(f"{path} is too large to read sessions from "
-                                     f"({size} bytes)")
-        document = json.loads(path.read_bytes())
-    except OSError as exc:
-        raise ConfigurationError(f"cannot read the notebook {path}: {exc.strerror or exc}"
-                                 ) from None
-    except ValueError as exc:
-        raise ConfigurationError(f"{path} is not valid notebook JSON: {exc}") from None
+def read_document(path: Path, *, zone: Path | None = None) -> dict[str, Any]:
+    """A notebook file's JSON (it has a `cells` list), read by the bounded reader (a
+    regular file of at most MAX_NOTEBOOK_BYTES, UTF-8, at most MAX_NOTEBOOK_DEPTH deep).
+    Raises ConfigurationError with one readable line."""
+    data = read_bounded(path, limit=MAX_NOTEBOOK_BYTES, zone=zone,
+                        where=f"cannot read the notebook {path}")
+    if data is None:
+        raise Unreadable(f"cannot read the notebook {path}: No such file or directory")
+    document = load_json(data, f"{path} is not valid notebook JSON", depth=MAX_NOTEBOOK_DEPTH)
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
-        raise ConfigurationError(f"{path} is not a Jupyter notebook (no 'cells' list)")
+        raise Unreadable(f"{path} is not a Jupyter notebook (no 'cells' list)")
     return document
 
 

@@ -124,6 +124,8 @@ def _style_file(path: Path, source: str, zone: Path | None) -> OutputStyle:
     read = read_inside(path, zone, MAX_STYLE_CHARS)
     if read is None:
         raise StyleFileError("it disappeared while being read")
+    if read.truncated:  # half a style is never used
+        raise StyleFileError(f"it is larger than {MAX_STYLE_CHARS:,} characters")
     try:
         data, body = split_front_matter(read.text)
     except FrontMatterError as error:

@@ -40,6 +40,9 @@ STORE_NAME = "trusted-folders.json"
 _VERSION = 1
 #: part of every fingerprint: a new scheme (or new kinds of content) makes old trust void
 _SCHEME = "fuxi-trust-v1"
+#: a store larger than this is not read (treated as empty, with a warning): thousands of
+#: trusted folders fit in a fraction of it
+_MAX_STORE_BYTES = 16 << 20
 
 
 class TrustStoreWarning(UserWarning):
@@ -84,16 +87,14 @@ def _fingerprint(items: Sequence[Any]) -> str:
 def _load(path: Path) -> tuple[dict[str, Any], str | None]:
     """The folders of the store, and why it was treated as empty (None when it was not)."""
     from ...errors import ConfigurationError
-    from ..common.reading import config_errors, parse_json
+    from ..common.reading import load_json, read_bounded
 
     where = f"the trust store {path}"
     try:
-        with config_errors(where):
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                return {}, None
-        data = parse_json(text, where)
+        raw = read_bounded(path, limit=_MAX_STORE_BYTES, where=where)
+        if raw is None:
+            return {}, None
+        data = load_json(raw, where)
     except ConfigurationError as error:
         return {}, f"{error}; it is treated as empty, so trusted folders must be trusted again"
     folders = data.get("folders") if isinstance(data, dict) else None

@@ -157,7 +157,8 @@ def load_commands(options: FuxiAgentOptions, cwd: Path,
             continue
         try:
             with config_errors(f"the command folder {folder}"):  # rglob recurses per level
-                paths = sorted(p for p in folder.rglob("*.md") if p.is_file())
+                # not only regular files: a FIFO or a device is read, refused and named
+                paths = sorted(p for p in folder.rglob("*.md") if not p.is_dir())
         except ConfigurationError as error:
             warnings.warn(f"skipped {error}", stacklevel=2)
             continue

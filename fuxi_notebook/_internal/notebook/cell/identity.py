@@ -14,25 +14,44 @@ runs of the same notebook give the same ids. VS Code sends the cell document's U
 nbval send nothing: their cells are matched by text. A saved cell whose record names
 another id that no cell of the notebook has (nbstripout renumbers ids 0, 1, 2…) is that
 record's cell; if another cell has that id, it is a copy.
+
+A kernel nobody told its notebook (`jupyter execute`, papermill: nbclient starts it in
+the notebook's folder) guesses it again for every `%%fuxi` cell, from the notebooks of
+that folder: those holding this cell (its whole text, and its id when one is known) and
+every `%%fuxi` cell run before it. They must agree on what this cell is (its ids, its
+record and the records it continues); papermill's output notebook, a copy of its input,
+agrees. Notebooks that disagree are a refusal naming them: a notebook planted beside the
+one that runs, holding the same cells with other records, is never replayed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from IPython.core.error import UsageError
+
 from ....errors import ConfigurationError
-from ...sessions.notebook_file import FuxiCell, SavedNotebook, live_notebook, read_notebook
+from ...sessions.notebook_file import (
+    FuxiCell,
+    SavedNotebook,
+    live_notebook,
+    read_notebook,
+    source_key,
+)
 from ..kernel.notebook import notebook_path
 from .live_notebook import LiveDocument
 
 __all__ = ["CellIdentity", "NotebookIdentity", "is_nbformat_id"]
 
-#: at most this many notebooks of the working folder are looked at for `_guess`
+#: a kernel not told its notebook guesses it only among this many notebooks or fewer
 _MAX_GUESSED = 50
+#: a refusal names this many of the notebooks that disagree
+_NAMED_AT_MOST = 4
 #: what nbformat 4.5 allows as a cell id
 _NBFORMAT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -65,9 +84,15 @@ class NotebookIdentity:
     #: the live document of the running cell (the frontend extension's), if any
     live: LiveDocument | None = None
     _merged: tuple[int, SavedNotebook] | None = None
-    #: the one notebook of the working folder holding the running cell, for a kernel
-    #: that was not told its notebook (`jupyter execute`, papermill)
+    #: the notebook of the working folder holding the running cell, for a kernel that
+    #: was not told its notebook (`jupyter execute`, papermill), and the folder looked in
     _guessed: Path | None = None
+    _folder: Path | None = None
+    #: the texts of the `%%fuxi` cells run so far while guessing: a candidate holds each
+    _ran: set[tuple[str, str]] = field(default_factory=set)
+    #: each candidate read, by path: its stat signature, the notebook, its cells' texts
+    _candidates: dict[Path, tuple[tuple[int, ...], SavedNotebook, frozenset[tuple[str, str]]]
+                      ] = field(default_factory=dict)
 
     def raw_path(self) -> str | None:
         """The notebook path as the frontend or the user gave it (not resolved)."""
@@ -135,11 +160,11 @@ class NotebookIdentity:
 
     def cell(self, line: str, body: str, *, explicit: str | None) -> CellIdentity:
         """The identity of the cell now running (see the module docstring)."""
-        if self.live is None and self.path() is None:
-            self._guess(line, body)
-        notebook = self.saved()
         sent = _frontend_cell_id(self.shell)
         frontend = explicit or (sent if sent and is_nbformat_id(sent) else None)
+        if self.live is None and notebook_path(self.shell) is None:
+            self._guess(line, body, frontend)
+        notebook = self.saved()
         saved = None
         if notebook is not None:
             saved = notebook.cell(frontend) if frontend else notebook.match(
@@ -155,38 +180,98 @@ class NotebookIdentity:
         cell_id = frontend or matched or self._derived(line, body)
         return CellIdentity(cell_id, saved, saved.index if saved is not None else None)
 
-    def _guess(self, line: str, body: str) -> None:
-        """nbclient (`jupyter execute`, papermill) runs a kernel in the notebook's folder
-        without telling it the notebook: the notebook there that has this cell is the
-        one. Several that agree on its record (papermill's output notebook starts as a
-        copy of its input) count as one: the oldest file. Said once; FUXI_NOTEBOOK
-        chooses another."""
+    def _guess(self, line: str, body: str, cell_id: str | None) -> None:
+        """The notebook of a kernel nobody told it (see the module docstring): said once
+        per notebook chosen; UsageError when the notebooks holding this cell disagree."""
         if getattr(self.shell, "kernel", None) is None:
             return  # terminal IPython has no notebook
-        found: list[tuple[int, Path, str | None]] = []
-        for candidate in sorted(Path.cwd().glob("*.ipynb"))[:_MAX_GUESSED]:
-            try:
-                notebook = read_notebook(candidate)
-                stamp = candidate.stat().st_mtime_ns
-            except (ConfigurationError, OSError):
-                continue
-            cell = notebook.match(line, body)
-            if cell is not None:
-                record = cell.record.model_dump_json() if cell.record is not None else None
-                found.append((stamp, candidate, record))
-        if not found or len({record for _, _, record in found}) > 1:
+        self._folder = folder = self._folder or Path.cwd()
+        self._ran.add(source_key(line, body))
+        names = sorted(folder.glob("*.ipynb"))
+        if len(names) > _MAX_GUESSED:
+            self._guessed = None
+            self._say("too many", f"fuxi: this kernel was not told its notebook, and {folder} "
+                      f"holds more than {_MAX_GUESSED} notebooks to guess it from; set "
+                      "FUXI_NOTEBOOK=path/to/it.ipynb (os.environ in a cell works)")
             return
-        chosen = min(found)[1]
+        found: dict[Path, Any] = {}
+        for candidate in names:
+            read = self._candidate(candidate, folder)
+            held = _what_it_holds(read[0], line, body, cell_id) if read is not None and (
+                self._ran <= read[1]) else None
+            if held:
+                found[candidate] = held
+        if not found:  # the notebook that runs is not here: cells get ids of their own
+            self._guessed = None
+            return
+        if len({json.dumps(held, sort_keys=True) for held in found.values()}) > 1:
+            self._guessed = None
+            raise UsageError(_disagreement(folder, sorted(found)))
+        chosen = self._guessed if self._guessed in found else min(
+            found, key=lambda path: (self._candidates[path][0][2], path))  # the oldest
+        if chosen != self._guessed:
+            self._used, self._last = set(), None  # positions are per notebook
         self._guessed = chosen
-        self._say("guessed", f"fuxi: this kernel was not told its notebook; it uses "
-                  f"{chosen.name}, the notebook in {chosen.parent} with this cell "
+        self._say(f"guessed:{chosen}", f"fuxi: this kernel was not told its notebook; it "
+                  f"uses {chosen.name}, the notebook in {chosen.parent} with this cell "
                   "(FUXI_NOTEBOOK=path chooses another)")
+
+    def _candidate(self, path: Path, folder: Path
+                   ) -> tuple[SavedNotebook, frozenset[tuple[str, str]]] | None:
+        """The notebook at `path` (read by the bounded reader, never through a link out
+        of `folder`) and its cells' texts, or None when it cannot be read; kept while its
+        file is unchanged."""
+        try:
+            found = path.stat()
+        except OSError:
+            return None
+        signature = (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+        kept = self._candidates.get(path)
+        if kept is not None and kept[0] == signature:
+            return kept[1], kept[2]
+        try:
+            notebook = read_notebook(path, zone=folder)
+        except ConfigurationError:
+            return None
+        texts = frozenset(source_key(cell.line, cell.body) for cell in notebook.cells)
+        self._candidates[path] = (signature, notebook, texts)
+        return notebook, texts
 
     def _derived(self, line: str, body: str) -> str:
         text = f"{' '.join(line.split())}\n{body.strip()}"
         digest = hashlib.sha256(text.encode()).hexdigest()[:8]
         count = self._runs[digest] = self._runs.get(digest, 0) + 1
         return f"fx-{digest}" + (f"-{count}" if count > 1 else "")
+
+
+def _what_it_holds(notebook: SavedNotebook, line: str, body: str, cell_id: str | None
+                   ) -> list[Any]:
+    """What `notebook` says the running cell is: each cell with its text (and `cell_id`,
+    if known), with its ids, its record and the records that record continues."""
+    held: list[Any] = []
+    for cell in notebook.holding(line, body):
+        if cell_id is not None and cell_id not in (cell.cell_id, cell.key):
+            continue
+        record = cell.record.model_dump(mode="json") if cell.record is not None else None
+        chain: list[Any] = []
+        try:
+            if cell.key and cell.record:
+                chain = [c.record.model_dump(mode="json") for c in notebook.chain(cell.key)
+                         if c.record is not None]
+        except ConfigurationError as error:
+            chain = [str(error)]
+        held.append([cell.cell_id, cell.key, record, cell.problem, chain])
+    return held
+
+
+def _disagreement(folder: Path, paths: list[Path]) -> str:
+    """The refusal: which notebooks hold the running cell differently."""
+    named = ", ".join(path.name for path in paths[:_NAMED_AT_MOST])
+    more = f" and {len(paths) - _NAMED_AT_MOST} more" if len(paths) > _NAMED_AT_MOST else ""
+    return (f"%%fuxi: this kernel was not told its notebook, and the notebooks in {folder} "
+            f"that hold this cell disagree on it ({named}{more}), so none of their records "
+            "is used and nothing ran: set FUXI_NOTEBOOK=path/to/it.ipynb (os.environ in a "
+            "cell works) to say which one this is")
 
 
 def _renumbered(notebook: SavedNotebook | None, cell: FuxiCell) -> bool:
