@@ -53,7 +53,7 @@ async def test_a_write_is_a_tool_call_with_a_diff_asked_first(fake_api, tmp_path
     assert done.stop_reason == "end_turn"
     assert (tmp_path / "notes.md").read_text() == "new line\n"
     read, edit = client.of("tool_call")
-    assert (read.kind, read.title) == ("read", "Read notes.md")
+    assert (read.kind, read.title) == ("read", "Read `notes.md`")
     assert edit.kind == "edit" and edit.locations[0].path == str(tmp_path / "notes.md")
     diff = edit.content[0]
     assert (diff.type, diff.old_text, diff.new_text) == ("diff", "old line\n", "new line\n")

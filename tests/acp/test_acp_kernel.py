@@ -82,7 +82,11 @@ async def test_the_agent_reads_a_dataframe_and_runs_python_in_the_kernel(
     assert "['region', 'amount']" in columns
     assert "total is 7" in total
     assert [a.tool_call.title for a in client.asks] == [  # Python is asked; Variables reads
-        "Python: sales.columns.tolist()", "Python: total = int(sales['amount'].sum())"]
+        "Python: `sales.columns.tolist()`",
+        "Python: `total = int(sales['amount'].sum())` (+1 more line)"]
+    asked = client.asks[1].tool_call.content[-1].content.text  # the whole code, as Python
+    assert "```python\ntotal = int(sales['amount'].sum())\nprint('total is', total)\n```" \
+        in asked
     assert _run(user, "print(total)") == "7\n"  # the agent's variable is the user's now
     # In holds "" and the user's three cells: the agent's calls left no history
     assert _run(user, "print(len(In))") == "4\n"

@@ -45,10 +45,12 @@ def test_each_declared_kind_has_its_acp_kind(name, kind, acp):
     assert acp_kind(name, kind) == acp
 
 
-def test_a_title_names_the_input_that_says_most():
-    assert title_of("Read", {"file_path": "a/b.py", "offset": 3}) == "Read a/b.py"
-    assert title_of("Bash", {"command": "ls -la\nrm x"}) == "Bash: ls -la"
-    assert title_of("Bash", {"command": "x" * 300}).endswith("…")
+def test_a_title_names_the_input_that_says_most_and_what_it_leaves_out():
+    assert title_of("Read", {"file_path": "a/b.py", "offset": 3}) == \
+        "Read `a/b.py` (+1 more field)"
+    assert title_of("Bash", {"command": "ls -la\nrm x"}) == "Bash: `ls -la` (+1 more line)"
+    assert title_of("Bash", {"command": "x" * 300}) == \
+        f"Bash: `{'x' * 119}…` (+181 more characters)"
     assert title_of("Bash", {"command": f"curl -H 'token={SECRET}'"}) == \
-        "Bash: curl -H 'token=[REDACTED]'"
+        "Bash: `curl -H 'token=[REDACTED]'`"
     assert title_of("TaskList", {}) == "TaskList"

@@ -85,7 +85,7 @@ async def test_an_untrusted_project_asks_through_the_client_and_runs_nothing_unt
             sid = await new_session(conn, tmp_path)
             await conn.prompt(session_id=sid, prompt=_prompt("run true"))
         trust = client.asks[0]
-        assert trust.tool_call.title == f"Trust the project settings of {tmp_path}?"
+        assert trust.tool_call.title == f"Trust the project settings of `{tmp_path}`?"
         assert "touch HOOKED" in trust.tool_call.content[0].content.text
         assert [o.option_id for o in trust.options] == ["trust", "not_now"]
         assert (tmp_path / "HOOKED").exists() is (answer == "trust")

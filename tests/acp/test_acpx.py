@@ -52,7 +52,8 @@ def test_acpx_runs_a_prompt_with_a_diff_and_answers_the_permission_ask(
                  Turn([text("Done with the note.")]))
     lines = _acpx(fake_api, folder, tmp_path / "home", policy, "fix the note")
     asked = [m for m in lines if m.get("method") == "session/request_permission"]
-    assert len(asked) == 1 and asked[0]["params"]["toolCall"]["title"] == "Write notes.txt"
+    assert len(asked) == 1 and asked[0]["params"]["toolCall"]["title"] == \
+        "Write `notes.txt` (+1 more field)"
     write = _updates(lines, "tool_call")[1]
     assert write["content"][0] == {"type": "diff", "path": str(folder / "notes.txt"),
                                    "oldText": "old\n", "newText": "new\n"}

@@ -3,7 +3,10 @@
 - `session/prompt` runs the loop as `query()` does and streams what it yields
   (updates.py); it returns why the turn stopped. One prompt runs at a time in a session.
 - A permission ask is `session/request_permission` with allow once / always / reject;
-  "always" adds what the notebook's "Always allow" adds (the tool's declared rule).
+  "always" adds what the notebook's "Always allow" adds (the tool's declared rule), and
+  its name says exactly that. Its title and content show the call whole (shown.py).
+- Every method is called through guard.py (server.py wraps the agent): bad params are a
+  JSON-RPC invalid-params error of one line, never a traceback.
 - `session/cancel` interrupts as the notebook's interrupt does: the loop answers every
   open call, and a call the client saw start and never saw end is marked failed.
 - Sessions are saved in the JSONL store; `session/load` resumes one and replays its
@@ -28,7 +31,7 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, schema
 
-from ...errors import FuxiSDKError
+from ...errors import ConfigurationError, FuxiSDKError
 from ...options import (
     EFFORT_LEVELS,
     PERMISSION_MODES,
@@ -39,9 +42,11 @@ from ...options import (
 )
 from ...types import ResultMessage
 from ..common.version import VERSION
+from ..sessions.text.markdown import code_span
 from .kernel import KernelLink
 from .prompt import prompt_blocks
 from .questions import ask_questions
+from .shown import always_allow_name, label, verbatim
 from .updates import SessionUpdates
 
 __all__ = ["AcpSession", "FuxiAcpAgent"]
@@ -122,9 +127,8 @@ class FuxiAcpAgent:
                            **kwargs: Any) -> schema.LoadSessionResponse:
         from ..sessions.api import get_session_info
 
-        if get_session_info(session_id, _directory(cwd)) is None:
-            raise RequestError.invalid_params(
-                {"sessionId": session_id, "details": f"no saved session {session_id} in {cwd}"})
+        if get_session_info(session_id, _directory(_folder(cwd, "cwd"))) is None:
+            raise ConfigurationError(f"no saved session {session_id!r} in {cwd}")
         options = self._options(cwd, mcp_servers, additional_directories, resume=session_id)
         state = self.sessions[session_id] = AcpSession(session_id, options)
         await self._connect(state)
@@ -138,7 +142,7 @@ class FuxiAcpAgent:
                             **kwargs: Any) -> schema.ListSessionsResponse:
         from ..sessions.api import list_sessions
 
-        found = list_sessions(_directory(cwd) if cwd else None)
+        found = list_sessions(_directory(_folder(cwd, "cwd")) if cwd else None)
         return schema.ListSessionsResponse(sessions=[schema.SessionInfo(
             session_id=info.session_id, cwd=str(info.cwd or cwd or ""),
             title=info.custom_title or info.summary or None) for info in found])
@@ -147,13 +151,11 @@ class FuxiAcpAgent:
                  additional_directories: list[str] | None, **chosen: Any) -> FuxiAgentOptions:
         from .servers import session_servers
 
-        if not Path(cwd).is_absolute():
-            raise RequestError.invalid_params({"cwd": cwd, "details": "cwd must be absolute"})
-        if not Path(cwd).is_dir():
-            raise RequestError.invalid_params({"cwd": cwd, "details": "no such folder"})
+        _folder(cwd, "cwd")
+        extra = [_folder(path, "additional directory") for path in additional_directories or []]
         base = self.options
         return dataclasses.replace(
-            base, cwd=cwd, add_dirs=[*base.add_dirs, *(additional_directories or [])],
+            base, cwd=cwd, add_dirs=[*base.add_dirs, *extra],
             include_partial_messages=True, mcp_servers=session_servers(base, mcp_servers),
             **chosen)
 
@@ -190,11 +192,7 @@ class FuxiAcpAgent:
         from ..permissions.engine import check_mode
 
         state = self._session(session_id)
-        try:
-            mode = check_mode(mode_id)
-        except FuxiSDKError as error:
-            raise RequestError.invalid_params({"modeId": mode_id, "details": str(error)}) \
-                from None
+        mode = check_mode(mode_id)  # ConfigurationError: invalid params (guard.py)
         state.options = dataclasses.replace(state.options, permission_mode=mode)
         if state.client is not None:
             await state.client.set_permission_mode(mode)
@@ -203,14 +201,13 @@ class FuxiAcpAgent:
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
                                 **kwargs: Any) -> schema.SetSessionConfigOptionResponse:
         state = self._session(session_id)
-        if config_id == "model" and isinstance(value, str) and value:
+        if config_id == "model" and isinstance(value, str) and _model_id(value):
             state.options = dataclasses.replace(state.options, model=value)
             if state.client is not None:
                 try:
                     await state.client.set_model(value)
-                except FuxiSDKError as error:
-                    raise RequestError.invalid_params({"value": value, "details": str(error)}) \
-                        from None
+                except FuxiSDKError as error:  # the client's to fix: invalid params
+                    raise ConfigurationError(str(error)) from None
         elif config_id == "effort" and value in ("default", *EFFORT_LEVELS):
             effort = None if value == "default" else value
             state.options = dataclasses.replace(state.options, effort=effort)  # type: ignore[arg-type]
@@ -218,10 +215,9 @@ class FuxiAcpAgent:
                 session = state.client.session
                 session.options = dataclasses.replace(session.options, effort=effort)
         else:
-            raise RequestError.invalid_params(
-                {"configId": config_id, "value": value,
-                 "details": "config options are model (a model id) and effort "
-                            f"(default, {', '.join(EFFORT_LEVELS)})"})
+            raise ConfigurationError(
+                f"no config option {config_id!r} with value {value!r}: config options are "
+                f"model (a model id) and effort (default, {', '.join(EFFORT_LEVELS)})")
         return schema.SetSessionConfigOptionResponse(config_options=self._config(state.options))
 
     async def close_session(self, session_id: str, **kwargs: Any) -> None:
@@ -239,9 +235,8 @@ class FuxiAcpAgent:
     def _session(self, session_id: str) -> AcpSession:
         state = self.sessions.get(session_id)
         if state is None:
-            raise RequestError.invalid_params(
-                {"sessionId": session_id, "details": "no such session (session/new or "
-                                                     "session/load first)"})
+            raise ConfigurationError(f"no session {session_id!r} (session/new or "
+                                     "session/load first)")
         return state
 
     # -- running a prompt -----------------------------------------------------------
@@ -338,8 +333,8 @@ class FuxiAcpAgent:
         client = FuxiSDKClient(options, extra_tools=tools, background=False)
         try:
             await client.connect()
-        except FuxiSDKError as error:
-            raise RequestError.invalid_params({"details": str(error)}) from None
+        except FuxiSDKError as error:  # the session's options: invalid params (guard.py)
+            raise ConfigurationError(str(error)) from None
         state.client = client
         state.updates = SessionUpdates(client.session)
 
@@ -358,16 +353,17 @@ class FuxiAcpAgent:
             await self.conn.session_update(session_id=state.id, update=update)
         if tool_name == "AskUserQuestion":
             return await ask_questions(self.conn, state.id, call_id, tool_input)
-        rules = "; ".join(str(rule) for update in context.suggestions
-                          for rule in update.rules or [])
+        always = always_allow_name(context.suggestions)  # exactly what "always" applies
         options = [schema.PermissionOption(option_id="allow_once", name="Allow",
                                            kind="allow_once")]
-        if rules:
+        if always is not None:
             options.append(schema.PermissionOption(
-                option_id="allow_always", name=f"Always allow {rules}", kind="allow_always"))
+                option_id="allow_always", name=always, kind="allow_always"))
         options.append(schema.PermissionOption(option_id="reject_once", name="Deny",
                                                kind="reject_once"))
-        fields = state.updates.call_fields(call_id, tool_name, tool_input)
+        fields = state.updates.call_fields(  # the whole input, and what runs beyond it
+            call_id, tool_name, tool_input, shown_too=context.shown,
+            reason=context.decision_reason)
         answer = await self.conn.request_permission(
             session_id=state.id, tool_call=schema.ToolCallUpdate(**fields, status="pending"),
             options=options)
@@ -396,10 +392,11 @@ class FuxiAcpAgent:
         answer = await self.conn.request_permission(
             session_id=state.id,
             tool_call=schema.ToolCallUpdate(
-                tool_call_id=call_id, title=f"Trust the project settings of {project.root}?",
+                tool_call_id=call_id,
+                title=f"Trust the project settings of {code_span(label(str(project.root)))}?",
                 kind="other", status="pending", content=[schema.ContentToolCallContent(
                     type="content", content=schema.TextContentBlock(
-                        type="text", text=project.describe()))]),
+                        type="text", text=verbatim(project.describe())))]),
             options=[schema.PermissionOption(option_id="trust", name="Trust this folder",
                                              kind="allow_always"),
                      schema.PermissionOption(option_id="not_now", name="Not now",
@@ -429,6 +426,23 @@ def _said_in_text(state: AcpSession, result: ResultMessage) -> bool:
 
 async def _one(content: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
     yield {"type": "user", "message": {"role": "user", "content": content}}
+
+
+def _model_id(value: str) -> bool:
+    """Whether `value` can be a model id: one printable line, no space around it."""
+    from ..models.names import printable_name
+
+    return bool(value) and len(value) <= 200 and printable_name(value) == value
+
+
+def _folder(path: str, what: str) -> str:
+    """`path`, an absolute path of an existing folder (ConfigurationError: a JSON-RPC
+    invalid params error naming `what`)."""
+    if not Path(path).is_absolute():
+        raise ConfigurationError(f"the {what} {path!r} is not an absolute path")
+    if not Path(path).is_dir():  # False for a path no file can have (a NUL in it)
+        raise ConfigurationError(f"the {what} {path!r} is not a folder")
+    return path
 
 
 def _directory(cwd: str) -> str:

@@ -3,7 +3,8 @@
 Text stays text; an image stays an image (its bytes checked against its media type, as
 the API checks them); an embedded text resource (a file the client attached) becomes text
 headed by its URI; a resource link is named, not fetched (the agent reads it with its own
-tools, under its permissions). Anything else is refused with a JSON-RPC error.
+tools, under its permissions). Anything else is refused: a JSON-RPC invalid-params
+error (guard.py).
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import base64
 import binascii
 from typing import Any
 
-from acp import RequestError
-
+from ...errors import ConfigurationError
 from ..common.media import IMAGE_HEAD_BYTES, image_type
 
 __all__ = ["prompt_blocks"]
@@ -22,10 +22,11 @@ _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
 def prompt_blocks(prompt: list[Any]) -> list[dict[str, Any]]:
-    """The wire content of `prompt` (raises RequestError for what cannot be sent)."""
+    """The wire content of `prompt` (raises ConfigurationError, invalid params through
+    guard.py, for what cannot be sent)."""
     blocks = [_block(item) for item in prompt]
     if not any(b.get("type") == "image" or str(b.get("text", "")).strip() for b in blocks):
-        raise RequestError.invalid_params({"details": "the prompt is empty"})
+        raise ConfigurationError("the prompt is empty")
     return blocks
 
 
@@ -45,20 +46,17 @@ def _block(item: Any) -> dict[str, Any]:
         if str(getattr(resource, "mime_type", "")) in _IMAGE_TYPES:
             return _image(str(resource.blob), str(resource.mime_type))
         return {"type": "text", "text": f"[Attached, not text: {resource.uri}]"}
-    raise RequestError.invalid_params(
-        {"details": f"prompt content of type {kind!r} is not supported (text, image, "
-                    "resource and resource_link are)"})
+    raise ConfigurationError(f"prompt content of type {kind!r} is not supported (text, "
+                             "image, resource and resource_link are)")
 
 
 def _image(data: str, mime_type: str) -> dict[str, Any]:
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
-        raise RequestError.invalid_params({"details": "an image's data is not base64"}) \
-            from None
+        raise ConfigurationError("an image's data is not base64") from None
     found = image_type(raw[:IMAGE_HEAD_BYTES])
     if found is None or found != mime_type:
-        raise RequestError.invalid_params(
-            {"details": f"an image said to be {mime_type} holds "
-                        f"{found or 'no image the API accepts'}"})
+        raise ConfigurationError(f"an image said to be {mime_type} holds "
+                                 f"{found or 'no image the API accepts'}")
     return {"type": "image", "source": {"type": "base64", "media_type": found, "data": data}}

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp import RequestError
-
 from ...errors import ConfigurationError
 from ...options import FuxiAgentOptions
 
@@ -17,7 +15,7 @@ __all__ = ["session_servers"]
 
 def session_servers(options: FuxiAgentOptions, given: list[Any] | None) -> Any:
     """`options.mcp_servers` with the client's servers added (checked: a bad one is a
-    JSON-RPC error naming it)."""
+    ConfigurationError naming it, a JSON-RPC invalid-params error through guard.py)."""
     from ..mcp_servers.config import parse_mcp_servers
 
     if not given:
@@ -28,7 +26,7 @@ def session_servers(options: FuxiAgentOptions, given: list[Any] | None) -> Any:
         own = parse_mcp_servers(options.mcp_servers, base=_base(options)) if (
             options.mcp_servers) else {}
     except ConfigurationError as error:
-        raise RequestError.invalid_params({"mcpServers": str(error)}) from None
+        raise ConfigurationError(f"mcpServers: {error}") from None
     return {**own, **checked}
 
 
@@ -40,9 +38,8 @@ def _config(server: Any) -> dict[str, Any]:
     if kind is None and hasattr(server, "command"):
         return {"type": "stdio", "command": server.command, "args": list(server.args),
                 "env": {variable.name: variable.value for variable in server.env}}
-    raise RequestError.invalid_params(
-        {"mcpServers": f"server {getattr(server, 'name', '?')!r}: type {kind!r} is not "
-                       "supported (stdio, http and sse are)"})
+    raise ConfigurationError(f"mcpServers: server {getattr(server, 'name', '?')!r}: type "
+                             f"{kind!r} is not supported (stdio, http and sse are)")
 
 
 def _base(options: FuxiAgentOptions) -> Any:

@@ -1,11 +1,13 @@
 """What a session yields, as ACP session updates (the `session/update` notifications).
 
-- Text and thinking stream as message and thought chunks, from the stream events. Each
-  chunk is redacted; the end of one that could be the start of a secret waits for the
-  next chunk of its block (or the block's end), so a secret is never sent in pieces.
+- Text and thinking stream as message and thought chunks, from the stream events, through
+  the one streaming redaction (`sessions/redact.StreamRedactor`): the end of a chunk that
+  could be the start of a secret waits for the next chunk of its block (or the block's
+  end), so a secret is never sent in pieces, nor its rest after its start.
 - A tool call starts once (`tool_call`), whichever names it first: the assistant message
-  or the permission ask. Its title, kind (from the tool's declaration), locations (from
-  its declared reach) and, for Write and Edit, a diff of the whole file.
+  or the permission ask. Its title and its whole input as content (shown.py: what an
+  approver reads), kind (from the tool's declaration), locations (from its declared
+  reach) and, for Write and Edit, a diff of the whole file, hidden characters escaped.
 - A result ends it (`tool_call_update`: completed or failed), its text redacted and capped.
 - A task-list change is the plan; a conversation loaded again replays as chunks and calls.
 
@@ -30,9 +32,11 @@ from ...types import (
     UserMessage,
 )
 from ..common.reminders import REMINDER_OPEN, is_summary
-from ..sessions.redact import redact, redact_text, redacted_chunk
+from ..common.visible import reveal
+from ..sessions.redact import StreamRedactor, redact, redact_text
 from ..tools.base import reach_of
 from ..tools.task_list import CHANGING_TOOLS, TASK_TOOLS, parse_checklist
+from . import shown
 
 __all__ = ["MAX_DIFF_BYTES", "MAX_RESULT_CHARS", "SessionUpdates", "acp_kind", "title_of"]
 
@@ -42,14 +46,11 @@ Update = Any  # one of the protocol's session update models
 MAX_DIFF_BYTES = 1024 * 1024
 #: the text of one result sent to the client (the model got it whole)
 MAX_RESULT_CHARS = 64 * 1024
-_TITLE_CHARS = 120
 #: our declared kinds as ACP's; some tools say more by their name
 _KINDS = {"read": "read", "edit": "edit", "execute": "execute", "network": "fetch",
           "ask": "other"}
 _BY_NAME = {"Glob": "search", "Grep": "search", "ToolSearch": "search", "WebSearch": "search",
             "DeleteCell": "delete", "MoveCell": "move", **{t: "think" for t in TASK_TOOLS}}
-_PATH_KEYS = ("file_path", "notebook_path", "path")
-_WORD_KEYS = ("command", "pattern", "url", "query", "description", "code", "cell_id")
 
 
 def acp_kind(name: str, declared_kind: str | None) -> str:
@@ -58,35 +59,28 @@ def acp_kind(name: str, declared_kind: str | None) -> str:
 
 
 def title_of(name: str, tool_input: Mapping[str, Any]) -> str:
-    """What a client lists for the call: the tool and the one input that says most."""
-    for key in (*_PATH_KEYS, *_WORD_KEYS):
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            line = value.strip().splitlines()[0]
-            if len(line) > _TITLE_CHARS:
-                line = line[:_TITLE_CHARS - 1] + "…"
-            separator = " " if key in _PATH_KEYS else ": "
-            return redact_text(f"{name}{separator}{line}")
-    return name
+    """What a client lists for the call (shown.py: the tool, the input that says most, and
+    what the line leaves out)."""
+    return shown.title(name, tool_input)
 
 
 class _Held:
-    """A stream block's text not sent yet (the possible start of a secret)."""
+    """The streaming blocks' redaction (`sessions/redact.StreamRedactor`, one a block):
+    each delta redacted once, the possible start of a secret held until the next delta of
+    its block or the block's end."""
 
     def __init__(self) -> None:
-        self.text: dict[int, str] = {}
+        self.blocks: dict[int, StreamRedactor] = {}
 
     def add(self, index: int, text: str) -> str:
-        now, waiting = redacted_chunk(self.text.pop(index, "") + text)
-        if waiting:
-            self.text[index] = waiting
-        return now
+        return self.blocks.setdefault(index, StreamRedactor()).feed(text)
 
     def flush(self, index: int | None = None) -> str:
         if index is not None:
-            return self.text.pop(index, "")
-        rest = "".join(self.text.values())
-        self.text.clear()
+            block = self.blocks.pop(index, None)
+            return block.flush() if block is not None else ""
+        rest = "".join(block.flush() for block in self.blocks.values())
+        self.blocks.clear()
         return rest
 
 
@@ -171,9 +165,12 @@ class SessionUpdates:
         return [schema.ToolCallStart(session_update="tool_call", **self.call_fields(
             call_id, name, tool_input), status="pending")]
 
-    def call_fields(self, call_id: str, name: str, tool_input: dict[str, Any]
+    def call_fields(self, call_id: str, name: str, tool_input: dict[str, Any], *,
+                    shown_too: Mapping[str, str] | None = None, reason: str | None = None
                     ) -> dict[str, Any]:
-        """What describes a call (its start and the permission ask both carry it)."""
+        """What describes a call (its start and the permission ask both carry it): the
+        title, and as content the diff of a Write or Edit and the whole input (shown.py);
+        an ask adds what the call does beyond its input (`shown_too`) and why it asks."""
         declared = self.session.permissions.declared.get(name)
         kind = acp_kind(name, declared.kind if declared is not None else None)
         fields: dict[str, Any] = {"tool_call_id": call_id, "title": title_of(name, tool_input),
@@ -182,8 +179,11 @@ class SessionUpdates:
         if paths:
             fields["locations"] = [schema.ToolCallLocation(path=p) for p in paths]
         diff = self._diff(name, tool_input)
-        if diff is not None:
-            fields["content"] = [diff]
+        described = shown.described(
+            name, tool_input, in_diff=("content",) if diff is not None and name == "Write"
+            else (), shown=shown_too, reason=reason)
+        fields["content"] = [*([diff] if diff is not None else []), schema.ContentToolCallContent(
+            type="content", content=schema.TextContentBlock(type="text", text=described))]
         return fields
 
     def _paths(self, declared: Any, tool_input: dict[str, Any]) -> list[str]:
@@ -217,9 +217,10 @@ class SessionUpdates:
                 new = old.replace(before, after, -1 if tool_input.get("replace_all") else 1)
             else:  # a new file, or one the edit will not match: the fragment is what we know
                 old, new = (before or None), after
-        return schema.FileEditToolCallContent(
-            type="diff", path=str(path), old_text=redact_text(old) if old is not None else None,
-            new_text=redact_text(new))
+        return schema.FileEditToolCallContent(  # what hides or reorders text, escaped
+            type="diff", path=str(path),
+            old_text=reveal(redact_text(old)).text if old is not None else None,
+            new_text=reveal(redact_text(new)).text)
 
     def open_calls(self) -> list[str]:
         """The calls started and not ended (an interrupted prompt ends them failed)."""
@@ -280,12 +281,15 @@ class SessionUpdates:
 
 
 def _read(path: Path) -> str | None:
+    """The file's text for a diff (None: no such regular file, or too large for one);
+    through the bounded reader, so a device or a FIFO is never read."""
+    from ..common.reading import read_inside
+
     try:
-        if path.stat().st_size > MAX_DIFF_BYTES:
-            return None
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        read = read_inside(path, None, MAX_DIFF_BYTES)
+    except (OSError, UnicodeDecodeError, ValueError):  # Outside is a ValueError
         return None
+    return read.text if read is not None and not read.truncated else None
 
 
 def _capped_text(content: Any) -> str:

@@ -6,6 +6,13 @@ string that reaches it goes through `redact` first. Three sources of secrets are
 name says they are secret, and text that looks like a credential (API keys, tokens, private
 key blocks, `password=...` pairs). The output depends only on the input and the environment,
 never on chance, so the same run always produces the same record (nbval compares it exactly).
+
+Text that leaves in pieces (a kernel stream, the model's answer as ACP chunks or in the live
+view, a process's output after its call) goes through `StreamRedactor`, the one streaming
+redaction every such channel uses: a piece's end that more text could turn into a secret
+waits for the next piece, so what is sent, joined, is what redacting the whole would give,
+and the rest of a secret whose start had to be sent is still replaced. `settled` is the same
+for an output shown whole as it grows (a running call's output so far).
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ from typing import Any
 from ..common.reading import environment
 from ..common.secret_names import is_secret_env_name
 
-__all__ = ["REDACTED", "redact", "redact_text", "redacted_chunk", "unfinished_secret"]
+__all__ = ["HOLD_LIMIT", "REDACTED", "StreamRedactor", "redact", "redact_text", "settled",
+           "unfinished_secret"]
 
 REDACTED = "[REDACTED]"
 
@@ -250,10 +258,182 @@ def unfinished_secret(text: str, *, secrets: Iterable[str] = ()) -> int:
     return longest
 
 
-def redacted_chunk(text: str) -> tuple[str, str]:
-    """A streamed chunk (with what the stream held back before it), redacted and split:
-    (what can be sent now, the end that could be the start of a secret and waits for the
-    next chunk). Shared by every stream that leaves the package: kernel output, ACP."""
-    whole = redact_text(text)
-    wait = unfinished_secret(whole)
-    return (whole[:-wait], whole[-wait:]) if wait else (whole, "")
+# --- streams ------------------------------------------------------------------------------
+
+#: The most a stream holds back (characters): an end that could still become a secret
+#: and is longer than this is sent anyway, redacted as it stands (its start is kept, so
+#: the rest of a secret it began is still recognised). A private key block (an 8192-bit
+#: RSA key is about 6.5 KB) fits.
+HOLD_LIMIT = 16_384
+#: How far before the last word the open end of a line is looked for: a key, its `=` and
+#: a quoted value with spaces (`api_key = "a b`), a `Bearer` before its token.
+_LOOK_BACK = 256
+
+
+def _growing(literal: str, then: str = "") -> str:
+    """A pattern for any non-empty start of `literal`, or all of it followed by `then`."""
+    pattern = then
+    for char in reversed(literal):
+        pattern = re.escape(char) + (f"(?:{pattern})?" if pattern else "")
+    return pattern
+
+
+#: The end of a text that could still become, or grow, a credential of `_SHAPES` or
+#: `_PAIR` when more text follows (each a superset of what its shape needs: holding more
+#: only delays it). A private key's body, which spans lines, is `_open_key`'s.
+_OPEN = re.compile("(?:" + "|".join((
+    _growing("-----BEGIN ", "[A-Z0-9 ]*(?:" + _growing("PRIVATE KEY-----") + ")?"),
+    r"(?<![\w-])" + _growing("sk-", r"[A-Za-z0-9_\-]*"),
+    r"\b" + _growing("AKIA", "[0-9A-Z]*"),
+    r"\b" + _growing("gh", r"[pousr](?:_[A-Za-z0-9]*)?"),
+    r"\b" + _growing("github_pat_", "[A-Za-z0-9_]*"),
+    r"\b" + _growing("xox", r"[baprs](?:-[A-Za-z0-9\-]*)?"),
+    r"\b" + _growing("eyJ", r"[A-Za-z0-9_\-.]*"),
+    r"(?i:\b" + _growing("bearer", rf"\s+[{_TOKEN_CHARS}]*") + ")",
+    _growing("://", r"[^/\s:@]*(?::[^/\s@]*)?"),
+    # a key with its separator and (part of) its value, or a word that may end as a key
+    rf"(?i:(?<![\w.\-])[\"']?(?:{_SECRET_KEY}[\"']?[ \t]*(?:[:=][ \t]*"
+    r"(?:\"[^\"\n]*|'[^'\n]*|[^\s\"'`,;&(){}\[\]<>]*))?|[A-Za-z0-9_.\-]*))",
+)) + r")\Z")
+_KEY_SHAPE = _SHAPES[0][0]
+
+
+def _open_key(text: str, start: int) -> tuple[int, int]:
+    """(where the first private key block of `text[start:]` with no end yet starts, where
+    the last one that has its end ends): no cut may fall inside a block."""
+    if text.find("PRIVATE KEY-----", start) < 0:
+        return len(text), start
+    closed = start
+    for found in _KEY_SHAPE.finditer(text, start):
+        if not found.group(0).endswith(f"-----END {found.group(1)}PRIVATE KEY-----"):
+            return found.start(), closed
+        closed = found.end()
+    return len(text), closed
+
+
+def _open_shape(text: str) -> int:
+    """Where the end of `text` that could still become a credential shape starts.
+
+    Only the last line is searched (and the word before a line break, for `Bearer`):
+    no shape but a private key spans lines, so a stream pays for its end, not its whole.
+    """
+    size = len(text)
+    floor = max(0, size - HOLD_LIMIT)
+    line = max(floor, text.rfind("\n", floor) + 1)
+    word = max(line, *(text.rfind(char, line) + 1 for char in " \t\r\f\v"))
+    quote = max(text.rfind('"', line), text.rfind("'", line))
+    anchor = min(word, quote) if quote >= 0 else word
+    search_from = max(line, anchor - _LOOK_BACK)
+    if line > floor:
+        search_from = min(search_from, _bearer_before(text, line, floor))
+    key_open, key_closed = _open_key(text, floor)
+    found = _OPEN.search(text, max(search_from, key_closed))
+    return min(found.start() if found else size, key_open)
+
+
+def _bearer_before(text: str, line: int, floor: int) -> int:
+    """The start of a `Bearer` that ends the text before `line` (whitespace after it
+    allowed), whose token may be on the last line; `line` if there is none."""
+    end = line
+    while end > floor and text[end - 1].isspace():
+        end -= 1
+    start = end - len("bearer")
+    if start >= floor and text[start:end].lower() == "bearer":
+        return start
+    return line
+
+
+def _open_start(text: str, secrets: tuple[str, ...]) -> int:
+    """Where the end of `text` that must wait for more starts: the start of a literal
+    secret, or of a credential shape that more text could complete or extend."""
+    return min(len(text) - unfinished_secret(text, secrets=secrets), _open_shape(text))
+
+
+class StreamRedactor:
+    """The redaction of one stream of text sent out in pieces (a kernel stream, the
+    model's answer as ACP chunks, a live view's text): the one place every channel that
+    streams goes through.
+
+    Each piece is redacted once, with the end that could still become a secret (the start
+    of a key, of `password=`, of a secret's value...) held back until the next piece tells
+    (`feed`) or the stream ends or must not wait any longer (`flush`). What is sent is
+    what redacting the whole stream at once would give. After a flush the end that was
+    sent is kept: if the next piece continues a secret, its rest is replaced too (shown as
+    `[REDACTED]`, or not shown when the part sent already was), never sent.
+    """
+
+    def __init__(self, *, secrets: Iterable[str] = (), limit: int = HOLD_LIMIT) -> None:
+        self._secrets = tuple(s for s in secrets if isinstance(s, str))
+        self._limit = limit
+        self._sent = ""  # the end already sent, while a secret may continue it
+        self._held = ""  # received and not sent yet
+
+    @property
+    def holding(self) -> bool:
+        """Whether some text waits (for the next piece or a flush)."""
+        return bool(self._held)
+
+    def feed(self, piece: str) -> str:
+        """What of the stream can be sent now that `piece` arrived, redacted."""
+        if not piece:
+            return ""
+        self._held += piece
+        window = self._sent + self._held
+        cut = max(_open_start(window, self._secrets), len(self._sent))
+        if len(window) - cut > self._limit:
+            return self.flush()
+        if cut == len(self._sent):
+            return ""
+        sent = self._settle(window[:cut])
+        self._sent, self._held = "", window[cut:]
+        return sent
+
+    def flush(self) -> str:
+        """Everything held, redacted as it stands (the stream ended, or cannot wait)."""
+        if not self._held:
+            return ""
+        window = self._sent + self._held
+        sent = self._settle(window)
+        self._sent, self._held = self._still_open(window), ""
+        return sent
+
+    def _still_open(self, window: str) -> str:
+        """The end of `window` that a secret could still continue (kept to recognise the
+        rest of it), at most `limit` characters: a longer one keeps its start (what makes
+        it a key, a token, a block) and its end, which is what a shape needs to go on."""
+        open_end = window[_open_start(window, self._secrets):]
+        if len(open_end) <= self._limit:
+            return open_end
+        half = self._limit // 2
+        return open_end[:half] + open_end[-half:]
+
+    def _settle(self, text: str) -> str:
+        """The redaction of `text` past what was sent of it already (`self._sent`)."""
+        literals = _literal_secrets(self._secrets)
+        whole = _redact_text(text, literals)
+        if not self._sent:
+            return whole
+        before = _redact_text(self._sent, literals)
+        if whole.startswith(before):
+            return whole[len(before):]
+        same = _common_start(whole, before)
+        if REDACTED in before[same:]:  # a part redacted then is not now: never send it
+            return _redact_text(text[len(self._sent):], literals)
+        return whole[same:]  # the rest of a secret whose start was sent
+
+
+def _common_start(one: str, other: str) -> int:
+    """How many characters `one` and `other` start with in common."""
+    size = 0
+    for mine, theirs in zip(one, other, strict=False):
+        if mine != theirs:
+            break
+        size += 1
+    return size
+
+
+def settled(text: str, *, secrets: Iterable[str] = ()) -> str:
+    """What can be shown of a text still being written (a running call's output so far),
+    redacted: without the end that more output could turn into a secret."""
+    explicit = tuple(secrets)
+    return redact_text(text[:_open_start(text, explicit)], secrets=explicit)

@@ -144,11 +144,25 @@ def _djb2_base36(text: str) -> str:
 
 
 def _part(name: str, what: str) -> str:
-    """A key part used as a file name: never a path of its own (no `..`, no `/`)."""
+    """A key part used as a file name: never a path of its own (no `..`, no `/`), and one
+    a file system can hold (UTF-8, at most _MAX_PART_BYTES with `.jsonl` still to come)."""
     if not isinstance(name, str) or name in ("", ".", "..") or any(
-            c in name for c in "/\\\0"):
-        raise ConfigurationError(f"{what} {name!r} cannot name a session file")
+            c in name for c in "/\\\0") or _size(name) > _MAX_PART_BYTES:
+        shown = name if not isinstance(name, str) or len(name) <= 80 else f"{name[:80]}…"
+        raise ConfigurationError(f"{what} {shown!r} cannot name a session file")
     return name
+
+
+#: a file name is at most 255 bytes on the usual file systems; a part is followed by
+#: `.jsonl` (a project key is at most MAX_PROJECT_KEY + a hash)
+_MAX_PART_BYTES = 240
+
+
+def _size(name: str) -> int:
+    try:
+        return len(name.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: no file name can hold it
+        return _MAX_PART_BYTES + 1
 
 
 def _json_copy(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,14 +1,29 @@
-"""Every output the kernel sends while the extension is loaded passes redaction.
+"""Every message the kernel sends while the extension is loaded passes redaction.
 
 A cell's outputs are saved in the notebook, and they do not all come from a `%%fuxi` cell
 while it runs: a thread or a callback that code the agent ran left behind can print a
 secret after the call returned, into whatever cell runs then. So the redaction sits where
-every output leaves the kernel: the session's `send`, which streams (ipykernel's
-`OutStream`, fd 1/2 output included), displays, results and error tracebacks all go
-through. A secret printed in pieces (a character at a time, with flushes between) is
-caught too: the end of a stream chunk that could be the start of a secret waits for the
-next chunk of that stream (each one extends the wait), for the cell's end, or for
-`HOLD_SECONDS` without a chunk, whichever comes first.
+every message leaves the kernel: the session's `send`, which streams (ipykernel's
+`OutStream`, fd 1/2 output included), displays, results, errors, replies and input
+prompts all go through.
+
+What is redacted is the content a person sees or a notebook keeps (`_CONTENT`): the data
+and metadata of displays, results and their updates, of a help page and of an inspection;
+an error's name, value and traceback, in the `error` message and in the execute reply; an
+input prompt; stream text. Left as they are: ids and headers, display ids (`transient`:
+neither shown nor saved, and an update finds its display by it), the cell's own code
+echoed back (`execute_input`, `set_next_input`: what the user typed, put back where it
+was), and comm messages (widget state and the extension's requests go back and forth: a
+redacted value would come back as the user's data; what our own comms send is redacted
+where it is made).
+
+A stream is redacted as a stream (`sessions/redact.StreamRedactor`): the end of a piece
+that could be the start of a secret waits for the next piece of that stream, so a secret
+printed in pieces (a character at a time, with flushes between) is replaced whole. A
+held end is sent before any message that shows after it (`_AFTER_STREAMS`: a new output
+of its cell, an input prompt, the cell's end: outputs keep their order), after
+`HOLD_SECONDS` without a piece, and at the latest `HOLD_MAX_SECONDS` after it began to
+wait.
 
 Images and other binary payloads pass unchanged (`kernel_capture.safe_bundle`).
 
@@ -24,14 +39,38 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HOLD_SECONDS", "OutputRedaction"]
+__all__ = ["HOLD_MAX_SECONDS", "HOLD_SECONDS", "OutputRedaction", "redacted_content"]
 
-#: How long the possible start of a secret waits for the rest of it.
+#: How long the possible start of a secret waits for the next piece of its stream.
 HOLD_SECONDS = 0.5
-_DISPLAYS = frozenset({"display_data", "update_display_data", "execute_result"})
+#: The longest it waits, however often pieces extend it.
+HOLD_MAX_SECONDS = 3.0
+#: Streams whose state is kept (a secret may go on after their cell ended: a thread).
+_KEPT_STREAMS = 64
+
+_BUNDLES = ("data", "metadata")
+_ERRORS = ("ename", "evalue", "traceback")
+#: Messages that show after the cell's stream text so far (a new output, the end of the
+#: cell, an input prompt): what its streams hold is sent first. A display updated in
+#: place or a comm message does not (a stream may hold the start of a secret while the
+#: live view is redrawn many times a second).
+_AFTER_STREAMS = frozenset({"display_data", "execute_result", "error", "clear_output",
+                            "input_request", "execute_reply", "status"})
+#: The fields of each message type that carry what a person sees or a notebook keeps.
+_CONTENT: dict[str, tuple[str, ...]] = {
+    "display_data": _BUNDLES,
+    "update_display_data": _BUNDLES,
+    "execute_result": _BUNDLES,
+    "error": _ERRORS,
+    "execute_reply": (*_ERRORS, "payload", "user_expressions"),
+    "inspect_reply": _BUNDLES,
+    "input_request": ("prompt",),
+}
 
 
 class OutputRedaction:
@@ -40,8 +79,8 @@ class OutputRedaction:
     def __init__(self, session: Any) -> None:
         self.session = session
         self._send = session.send
-        self._held: dict[tuple[str, str], _Held] = {}
-        self._lock = threading.RLock()
+        self._streams: OrderedDict[tuple[str, str], _Stream] = OrderedDict()
+        self._lock = threading.RLock()  # sends in order, whichever thread sends
         #: the request of the `%%fuxi` cell now running (`set_running`), if any
         self.running: dict[str, Any] | None = None
 
@@ -55,99 +94,113 @@ class OutputRedaction:
 
     def send(self, stream: Any, msg_or_type: Any, content: Any = None, parent: Any = None,
              ident: Any = None, *args: Any, **kwargs: Any) -> Any:
-        """`Session.send`, with the content of output messages redacted first."""
-        from ...sessions.redact import redact  # here: `%load_ext` stays light
+        """`Session.send`, with what a message shows redacted first."""
         message = msg_or_type if isinstance(msg_or_type, dict) else None
         kind = message["header"]["msg_type"] if message is not None else msg_or_type
         body = message.get("content") if message is not None else content
-        if kind == "status" and isinstance(body, dict) and body.get(
-                "execution_state") == "idle":
-            self._release(_parent_id(message, parent))  # a cell's outputs end before it does
-            with self._lock:  # not interleaved with `set_running`: busy never comes last
-                running = self.running
-                if running is not None and _parent_id(message, parent) != _parent_id(
-                        None, running):
-                    sent = self._send(stream, msg_or_type, content, parent, ident, *args,
-                                      **kwargs)
-                    self._send(stream, "status", {"execution_state": "busy"}, running, ident)
-                    return sent
-        if not isinstance(body, dict):
-            return self._send(stream, msg_or_type, content, parent, ident, *args, **kwargs)
-        if kind == "stream":
-            body = self._stream(stream, message, body, parent, ident)
-            if body is None:
-                return None  # all of it waits for the rest of a secret
-        elif kind in _DISPLAYS:
-            body = _display(body)
-        elif kind == "error":
-            body = {**body, **{k: redact(body[k]) for k in ("ename", "evalue", "traceback")
-                               if k in body}}
-        if message is not None:
-            return self._send(stream, {**message, "content": body}, content, parent, ident,
-                              *args, **kwargs)
-        return self._send(stream, msg_or_type, body, parent, ident, *args, **kwargs)
-
-    def _stream(self, stream: Any, message: dict[str, Any] | None, body: dict[str, Any],
-                parent: Any, ident: Any) -> dict[str, Any] | None:
-        """The chunk to send now (None: nothing yet), holding back a possible secret start."""
-        from ...sessions.redact import redacted_chunk
-
-        text = body.get("text")
-        if not isinstance(text, str):
-            return body
-        key = (_parent_id(message, parent), str(body.get("name")))
+        parent_id = _parent_id(message, parent)
         with self._lock:
-            held = self._held.pop(key, None)
-            whole, waiting = redacted_chunk((held.text if held else "") + text)
-            if waiting:
-                parent_header = message["parent_header"] if message is not None else parent
-                self._held[key] = _Held(stream, ident, body.get("name"), parent_header,
-                                        waiting, time.monotonic())
-                if held is None:  # one timer a hold, however many chunks extend it
-                    self._wake(key, HOLD_SECONDS)
-        return {**body, "text": whole} if whole else None
+            if kind == "stream" and isinstance(body, dict) and isinstance(body.get("text"), str):
+                header = message["parent_header"] if message is not None else parent
+                body = self._stream(_Stream.key(parent_id, body), body, (stream, ident, header))
+                if body is None:
+                    return None  # all of it waits for the rest of a possible secret
+            else:
+                if kind in _AFTER_STREAMS:
+                    self._release(parent_id)  # a held end goes before what follows it
+                if isinstance(body, dict):
+                    body = redacted_content(str(kind), body)
+            if message is not None:
+                sent = self._send(stream, {**message, "content": body}, content, parent, ident,
+                                  *args, **kwargs)
+            else:
+                sent = self._send(stream, msg_or_type, body, parent, ident, *args, **kwargs)
+            if kind == "status" and isinstance(body, dict) and body.get(
+                    "execution_state") == "idle":
+                self._keep_busy(stream, parent_id, ident)
+            return sent
 
-    def _wake(self, key: tuple[str, str], after: float) -> None:
-        timer = threading.Timer(after, self._release_one, (key,))
-        timer.daemon = True
-        timer.start()
+    def _keep_busy(self, stream: Any, parent_id: str, ident: Any) -> None:
+        """After an idle for another request, `busy` again for the running cell."""
+        running = self.running
+        if running is not None and parent_id != _parent_id(None, running):
+            self._send(stream, "status", {"execution_state": "busy"}, running, ident)
 
-    def _release_one(self, key: tuple[str, str]) -> None:
-        """Send what `key` holds once no chunk extended it for HOLD_SECONDS."""
+    def _stream(self, key: tuple[str, str], body: dict[str, Any],
+                where: tuple[Any, Any, Any]) -> dict[str, Any] | None:
+        """The piece to send now (None: nothing yet), holding back a possible secret."""
+        from ...sessions.redact import StreamRedactor  # here: `%load_ext` stays light
+
+        state = self._streams.pop(key, None)
+        if state is None:
+            state = _Stream(StreamRedactor(), body.get("name"))
+            while len(self._streams) >= _KEPT_STREAMS:
+                self._emit(self._streams.popitem(last=False)[1])
+        self._streams[key] = state  # the newest last
+        state.stream, state.ident, state.parent = where
+        was_holding = state.redactor.holding
+        text = state.redactor.feed(body["text"])
+        if state.redactor.holding:
+            state.since = time.monotonic()
+            if not was_holding:
+                state.began = state.since
+            if not state.timer:
+                state.timer = True
+                _wake(HOLD_SECONDS, lambda: self._due(key))
+        return {**body, "text": text} if text else None
+
+    def _due(self, key: tuple[str, str]) -> None:
+        """Send what `key` holds once it waited long enough (else look again later)."""
         with self._lock:
-            held = self._held.get(key)
-            if held is None:
-                return  # sent with a later chunk, or at the cell's end
-            waited = time.monotonic() - held.since
-            if waited < HOLD_SECONDS:
-                self._wake(key, HOLD_SECONDS - waited)
+            state = self._streams.get(key)
+            if state is None or not state.redactor.holding:
+                if state is not None:
+                    state.timer = False
                 return
-            del self._held[key]
-        self._emit(held)
+            due = min(state.since + HOLD_SECONDS, state.began + HOLD_MAX_SECONDS)
+            left = due - time.monotonic()
+            if left > 0:
+                _wake(left, lambda: self._due(key))
+                return
+            state.timer = False
+            self._emit(state)
 
     def _release(self, parent_id: str) -> None:
-        with self._lock:
-            keys = [key for key in self._held if key[0] == parent_id]
-            released = [self._held.pop(key) for key in keys]
-        for held in released:
-            self._emit(held)
+        for key, state in self._streams.items():
+            if key[0] == parent_id:
+                self._emit(state)
 
-    def _emit(self, held: _Held) -> None:
-        message = self.session.msg("stream", {"name": held.name, "text": held.text},
-                                   parent=held.parent)
-        self._send(held.stream, message, ident=held.ident)
+    def _emit(self, state: _Stream) -> None:
+        """Send all `state` holds (the lock is held: pieces keep their order)."""
+        text = state.redactor.flush()
+        if text:
+            message = self.session.msg("stream", {"name": state.name, "text": text},
+                                       parent=state.parent)
+            self._send(state.stream, message, ident=state.ident)
 
 
-@dataclass(frozen=True)
-class _Held:
-    """The end of a stream that may start a secret, and where it would have gone."""
+@dataclass
+class _Stream:
+    """One stream of one cell (stdout or stderr): its redaction, and where it goes."""
 
-    stream: Any
-    ident: Any
+    redactor: Any  # sessions.redact.StreamRedactor
     name: Any
-    parent: Any
-    text: str
-    since: float  # when a chunk last extended it
+    stream: Any = None
+    ident: Any = None
+    parent: Any = None
+    since: float = 0.0  # when a piece last extended what it holds
+    began: float = 0.0  # when it began to hold it
+    timer: bool = False  # a wake-up is due
+
+    @staticmethod
+    def key(parent_id: str, body: dict[str, Any]) -> tuple[str, str]:
+        return parent_id, str(body.get("name"))
+
+
+def _wake(after: float, then: Callable[[], None]) -> None:
+    timer = threading.Timer(after, then)
+    timer.daemon = True
+    timer.start()
 
 
 def _parent_id(message: dict[str, Any] | None, parent: Any) -> str:
@@ -156,14 +209,47 @@ def _parent_id(message: dict[str, Any] | None, parent: Any) -> str:
     return str((header or {}).get("msg_id", ""))
 
 
-def _display(body: dict[str, Any]) -> dict[str, Any]:
+def redacted_content(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    """`body` of a `kind` message with what it shows redacted (`_CONTENT`)."""
+    fields = [name for name in _CONTENT.get(kind, ()) if name in body]
+    if not fields:
+        return body
+    return {**body, **{name: _FIELDS[name](body[name]) for name in fields}}
+
+
+def _redact(value: Any) -> Any:
     from ...sessions.redact import redact
+
+    return redact(value)
+
+
+def _data(value: Any) -> Any:
+    """A mime bundle: everything but its images."""
     from ..kernel.capture import safe_bundle
 
-    data = body.get("data")
-    out = dict(body)
-    if isinstance(data, dict):
-        out["data"] = safe_bundle(data)
-    if isinstance(body.get("metadata"), dict):
-        out["metadata"] = redact(body["metadata"])
-    return out
+    return safe_bundle(value) if isinstance(value, dict) else _redact(value)
+
+
+def _payloads(value: Any) -> Any:
+    """An execute reply's payloads: a help page's data; the text put back into the cell
+    (`set_next_input`) is the user's own."""
+    if not isinstance(value, list):
+        return value
+    return [{**item, "data": _data(item["data"])} if isinstance(item, dict) and "data" in item
+            else item for item in value]
+
+
+def _expressions(value: Any) -> Any:
+    """The results of user expressions: each a bundle or an error."""
+    if not isinstance(value, dict):
+        return value
+    return {name: {**result, **{k: _FIELDS[k](result[k]) for k in (*_BUNDLES, *_ERRORS)
+                                if k in result}} if isinstance(result, dict) else result
+            for name, result in value.items()}
+
+
+_FIELDS: dict[str, Callable[[Any], Any]] = {
+    "data": _data, "metadata": _redact, "ename": _redact, "evalue": _redact,
+    "traceback": _redact, "prompt": _redact, "payload": _payloads,
+    "user_expressions": _expressions,
+}

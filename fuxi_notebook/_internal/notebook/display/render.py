@@ -236,10 +236,11 @@ class LiveRenderer(_Kinds):
 
     def _bundle(self, shown: _Display) -> tuple[str, str]:
         """(markdown, text) of one display, redacted: the notebook saves it if the kernel
-        dies mid-run. Thumbnails are put in after redaction (images are not text)."""
+        dies mid-run. The model's text is redacted once, as it streams (the view's); every
+        other part here. Thumbnails are put in after redaction (images are not text)."""
         status = shown is self.displays[-1]
-        return (self._redact(self.view.markdown(shown.start, shown.end, status=status)),
-                self._redact(self.view.text(shown.start, shown.end, status=status)))
+        return (self.view.markdown(shown.start, shown.end, status=status, redact=self._redact),
+                self.view.text(shown.start, shown.end, status=status, redact=self._redact))
 
     def _redact(self, text: str) -> str:
         """`redact_text`, paragraph by paragraph, remembering paragraphs already done: a

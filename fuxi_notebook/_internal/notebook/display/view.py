@@ -3,6 +3,11 @@
 It folds the message stream (text deltas, thinking, tool calls and results, the
 result) into items and renders them on demand; renderers decide when (coalesced) and
 which slice of the items each of their displays shows (a figure sits between two).
+The model's text and thinking are redacted as they stream (`sessions/redact.StreamRedactor`:
+each delta once, the possible start of a secret held back until the next delta or the
+block's end), and a card redacts what it shows before cutting it to fit (a cut must not
+leave the rest of a secret whose start it cut off); `markdown` and `text` pass every other
+part through the renderer's redaction.
 A running call's card shows its elapsed time and output so far (`progress`); an image it
 returned shows as a thumbnail, numbered, so two figures are told apart. The run's own
 task-list calls are one line per run of them, and the checklist they last showed stays
@@ -30,6 +35,7 @@ from ....types import (
     ToolUseBlock,
     UserMessage,
 )
+from ...sessions.redact import StreamRedactor, redact_text, settled
 from ...sessions.text.checklist import (
     TASK_TOOLS,
     TaskCalls,
@@ -62,6 +68,14 @@ _RESULT_PREVIEW_CHARS = 3000
 THUMBNAIL = "fuxi-thumbnail:"
 #: a width (JupyterLab's `img { height: auto }` overrides a height attribute)
 _THUMBNAIL_WIDTH = 96
+#: redacted texts a card remembers (its result, code, diff and its last few outputs)
+_CARD_KEPT = 8
+#: how a part of the view is redacted before it is shown (the renderer's, remembered)
+Redact = Callable[[str], str]
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 def tool_summary(name: str, tool_input: dict[str, Any], kind: str | None = None) -> str:
@@ -112,11 +126,12 @@ def _fold(text: str) -> tuple[str, int]:
     return shown, max(0, len(lines) - _RESULT_PREVIEW_LINES)
 
 
-def _diff(name: str, tool_input: dict[str, Any]) -> str | None:
-    """The Edit/Write diff, as the transcript shows it (cut for the live card)."""
+def _diff(name: str, tool_input: dict[str, Any], redact: Redact) -> str | None:
+    """The Edit/Write diff, as the transcript shows it (redacted, then cut for the live
+    card)."""
     if name not in ("Edit", "Write") or not isinstance(tool_input.get("file_path"), str):
         return None
-    return edit_diff(name, tool_input)[:_RESULT_PREVIEW_CHARS] or None
+    return redact(edit_diff(name, tool_input))[:_RESULT_PREVIEW_CHARS] or None
 
 
 def _fold_tail(text: str) -> tuple[str, int]:
@@ -147,6 +162,18 @@ class ToolCard:
     kind: str | None = None  # its tool's declared kind
     denied_by: str | None = None  # who denied it: user | policy (None: nobody did)
     cut_short: bool = False  # the run was interrupted before the call had a result
+    _redacted: dict[tuple[bool, str], str] = field(default_factory=dict, repr=False)
+
+    def shown(self, text: str, *, running: bool = False) -> str:
+        """`text` redacted (`running`: output still being written, without the end that
+        could be the start of a secret), remembered: a card is drawn again and again."""
+        key = (running, text)
+        found = self._redacted.get(key)
+        if found is None:
+            if len(self._redacted) >= _CARD_KEPT:
+                self._redacted.clear()
+            found = self._redacted[key] = settled(text) if running else redact_text(text)
+        return found
 
     @property
     def outcome(self) -> str | None:
@@ -189,17 +216,17 @@ class ToolCard:
                         f'alt="Figure {n}" title="Figure {n}">'
                         for n, key in enumerate(self.thumbnails, self.first_figure))
         body = []
-        diff = _diff(self.name, self.input)
+        diff = _diff(self.name, self.input, self.shown)
         if diff:
             body.append(fence(diff, "diff"))
         elif self.name == "Python" and isinstance(self.input.get("code"), str):
-            body.append(fence(self.input["code"][:_RESULT_PREVIEW_CHARS], "python"))
+            body.append(fence(self.shown(self.input["code"])[:_RESULT_PREVIEW_CHARS], "python"))
         if self.result is not None:
-            shown, more = _fold(self.result)
+            shown, more = _fold(self.shown(self.result))
             note = f"\n… ({more} more lines)" if more else ""
             body.append(fence(f"{shown}{note}"))
         elif self.progress:
-            shown, more = _fold_tail(self.progress)
+            shown, more = _fold_tail(self.shown(self.progress, running=True))
             note = f"… ({more} lines before)\n" if more else ""
             body.append(f"Output so far:\n\n{fence(f'{note}{shown}')}")
         inner = "\n\n".join(body)
@@ -224,7 +251,7 @@ class LiveView:
     checklist: tuple[ChecklistItem, ...] | None = None  # the last a task call showed
     #: the declared kind of a tool (`Session.kind`); None: the built-in tools' own
     kind_of: KindOf | None = None
-    _streaming: dict[int, list[str]] = field(default_factory=dict)
+    _streaming: dict[int, _Streaming] = field(default_factory=dict)
 
     def kind(self, tool_name: str) -> str | None:
         """The declared kind of `tool_name`, as the session took it."""
@@ -250,21 +277,24 @@ class LiveView:
         self.version += 1
 
     def _stream(self, event: dict[str, Any]) -> None:
+        """Text and thinking as they stream, redacted (a block cut off before its end
+        never shows the end it held back)."""
         kind = event.get("type")
-        item: list[Any] | None
         if kind == "message_start":
             self._streaming = {}
         elif kind == "content_block_start":
             block = event["content_block"]
             if block.get("type") in ("text", "thinking"):
-                item = [block["type"], ""]
-                self.items.append(item)
-                self._streaming[event["index"]] = item
+                streaming = _Streaming([block["type"], ""])
+                self.items.append(streaming.item)
+                self._streaming[event["index"]] = streaming
         elif kind == "content_block_delta":
-            item = self._streaming.get(event["index"])
+            growing = self._streaming.get(event["index"])
             delta = event["delta"]
-            if item is not None:
-                item[1] += delta.get("text", "") or delta.get("thinking", "")
+            if growing is not None:
+                growing.add(str(delta.get("text", "") or delta.get("thinking", "")))
+        elif kind == "content_block_stop" and event.get("index") in self._streaming:
+            self._streaming[event["index"]].end()
 
     def _assistant(self, message: AssistantMessage) -> None:
         for block in message.content:
@@ -274,13 +304,15 @@ class LiveView:
                 self.cards[block.id] = card
                 self.items.append(["tool", card])
             elif isinstance(block, TextBlock) and not self._streamed("text", block.text):
-                self.items.append(["text", block.text])
+                self.items.append(["text", redact_text(block.text)])
             elif isinstance(block, ThinkingBlock) and not self._streamed("thinking",
                                                                          block.thinking):
-                self.items.append(["thinking", block.thinking])
+                self.items.append(["thinking", redact_text(block.thinking)])
+        for streaming in self._streaming.values():
+            streaming.end()  # the message is whole: nothing more of it will come
 
     def _streamed(self, kind: str, text: str) -> bool:
-        return any(item[0] == kind and item[1] == text for item in self._streaming.values())
+        return any(s.item[0] == kind and s.raw == text for s in self._streaming.values())
 
     def _tool_results(self, message: UserMessage) -> None:
         for block in message.content if isinstance(message.content, list) else []:
@@ -356,29 +388,31 @@ class LiveView:
         return " · ".join(part for part in (f"{word} after {turns}", end_words(result.subtype),
                                             spent) if part)
 
-    def markdown(self, start: int = 0, end: int | None = None, *, status: bool = True) -> str:
+    def markdown(self, start: int = 0, end: int | None = None, *, status: bool = True,
+                 redact: Redact = _unchanged) -> str:
         """Items `start:end` as markdown (JupyterLab renders `<details>` as collapsibles),
         with the status line if `status`. Thumbnails are `THUMBNAIL` keys (see
-        `with_thumbnails`)."""
+        `with_thumbnails`). Text and thinking are redacted already; `redact` is applied to
+        every other part."""
         parts = []
         for kind, value in self._shown(start, end):
             if kind == "tasks":
-                parts.append(tasks_markdown(value))
+                parts.append(redact(tasks_markdown(value)))
             elif kind == "text" and value:
                 parts.append(escape_math(value))
             elif kind == "thinking" and value:
                 parts.append("<details><summary>Thinking</summary>\n\n"
                              f"{escape_math(value)}\n\n</details>")
             elif kind == "tool":
-                parts.append(value.markdown())
+                parts.append(redact(value.markdown()))
             elif kind == "note":
-                parts.append(quote(escape_math(value)))
+                parts.append(redact(quote(escape_math(value))))
             elif kind == "context":
-                parts.append(context_details(value))
+                parts.append(redact(context_details(value)))
         if status and self.checklist:
-            parts.append(tasks_markdown(TaskCalls((), self.checklist)))
+            parts.append(redact(tasks_markdown(TaskCalls((), self.checklist))))
         if status:
-            parts.append(f"*{escape_math(self._status_line())}*")
+            parts.append(redact(f"*{escape_math(self._status_line())}*"))
         return "\n\n".join(parts)
 
     def _shown(self, start: int, end: int | None) -> list[tuple[str, Any]]:
@@ -399,23 +433,50 @@ class LiveView:
             return str(self.live_status())
         return self.status
 
-    def text(self, start: int = 0, end: int | None = None, *, status: bool = True) -> str:
-        """Items `start:end` as plain text."""
+    def text(self, start: int = 0, end: int | None = None, *, status: bool = True,
+             redact: Redact = _unchanged) -> str:
+        """Items `start:end` as plain text (`redact` as for `markdown`)."""
         parts = []
         for kind, value in self._shown(start, end):
             if kind == "tasks":
-                parts.append(tasks_plain(value))
+                parts.append(redact(tasks_plain(value)))
             elif kind == "tool":
-                result = f"\n  {(value.result or '')[:500]}" if value.result else ""
+                shown = value.shown(value.result) if value.result else ""
+                result = f"\n  {shown[:500]}" if shown else ""
                 summary = tool_summary(value.name, value.input, value.kind)
-                parts.append(f"[{value.name}] {summary} ({value.status}){result}")
+                parts.append(redact(f"[{value.name}] {summary} ({value.status}){result}"))
+            elif kind in ("text", "thinking"):
+                if value:
+                    parts.append(value if kind == "text" else f"(thinking) {value[:200]}")
             elif value:
-                parts.append(value if kind != "thinking" else f"(thinking) {value[:200]}")
+                parts.append(redact(str(value)))
         if status and self.checklist:
-            parts.append(tasks_plain(TaskCalls((), self.checklist)))
+            parts.append(redact(tasks_plain(TaskCalls((), self.checklist))))
         if status:
-            parts.append(f"[{self._status_line()}]")
+            parts.append(redact(f"[{self._status_line()}]"))
         return "\n".join(parts)
+
+
+class _Streaming:
+    """A text or thinking block as it streams: what arrived, and the item that shows it
+    (redacted, without the end that could still be the start of a secret)."""
+
+    def __init__(self, item: list[Any]) -> None:
+        self.item = item
+        self._pieces: list[str] = []
+        self._redactor = StreamRedactor()
+
+    @property
+    def raw(self) -> str:
+        """The block's text as it arrived."""
+        return "".join(self._pieces)
+
+    def add(self, piece: str) -> None:
+        self._pieces.append(piece)
+        self.item[1] += self._redactor.feed(piece)
+
+    def end(self) -> None:
+        self.item[1] += self._redactor.flush()
 
 
 def boundary_line(message: SystemMessage) -> str:

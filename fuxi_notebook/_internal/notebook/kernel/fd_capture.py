@@ -5,7 +5,9 @@
 unredacted and uncapped. During a call the two descriptors point at pipes instead; what
 arrives joins the call's captured stdout/stderr (so the model sees it, and the cell shows
 it only through the redacted, capped transcript). A process the code left running keeps
-the pipe: what it writes later is redacted and passed on to the real descriptor.
+the pipe: what it writes later is redacted as a stream (`sessions/redact.StreamRedactor`:
+the end of a write that could be the start of a secret waits for the next write, or for
+`HOLD_SECONDS` of quiet, or the pipe's end) and passed on to the real descriptor.
 """
 
 from __future__ import annotations
@@ -13,14 +15,18 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+import select
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["FdCapture"]
+__all__ = ["HOLD_SECONDS", "FdCapture"]
 
 _CHUNK = 65536
 _DRAIN_SECONDS = 0.1  # reading keeps up: EOF comes at once unless a leftover process holds it
+#: How long a leftover process's possible start of a secret waits for its next write.
+HOLD_SECONDS = 0.5
 
 
 class _Pipe:
@@ -35,6 +41,7 @@ class _Pipe:
         self.read = read
         self.after = False  # the call ended: pass output on to `saved`, redacted
         self.done = False  # the pipe reached EOF
+        self.redactor: Any = None  # what passes on to `saved` (sessions.redact.StreamRedactor)
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._pump, name=f"fuxi-fd{fd}", daemon=True)
         self.thread.start()
@@ -42,6 +49,9 @@ class _Pipe:
     def _pump(self) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         while True:
+            if not self._quiet_for_a_while():
+                with self.lock:
+                    self._pass_on(final=True)  # what waited for the rest of a secret
             try:
                 chunk = os.read(self.read, _CHUNK)
             except OSError:
@@ -56,7 +66,18 @@ class _Pipe:
         with self.lock:
             self.done = True
             if self.after:
+                self._pass_on(final=True)
                 self._close_saved()
+
+    def _quiet_for_a_while(self) -> bool:
+        """False when held output has waited `HOLD_SECONDS` with nothing more to read."""
+        if self.redactor is None or not self.redactor.holding:
+            return True
+        try:
+            ready, _, _ = select.select([self.read], [], [], HOLD_SECONDS)
+        except (OSError, ValueError):  # no select on pipes here: never wait
+            return False
+        return bool(ready)
 
     def _close_saved(self) -> None:
         """Close the duplicate of the real descriptor, once (the lock is held)."""
@@ -70,10 +91,19 @@ class _Pipe:
             if not self.after:
                 self.sink(text)
                 return
-        from ...sessions.redact import redact_text
+            self._pass_on(text)
 
-        with contextlib.suppress(OSError):
-            os.write(self.saved, redact_text(text).encode("utf-8", errors="replace"))
+    def _pass_on(self, text: str = "", *, final: bool = False) -> None:
+        """Write `text` on to the real descriptor, redacted as a stream (`final`: with
+        what it held back). Called with the lock held, once the call ended."""
+        if self.redactor is None:
+            from ...sessions.redact import StreamRedactor
+
+            self.redactor = StreamRedactor()
+        out = self.redactor.feed(text) + (self.redactor.flush() if final else "")
+        if out and self.saved >= 0:
+            with contextlib.suppress(OSError):
+                os.write(self.saved, out.encode("utf-8", errors="replace"))
 
     def restore(self) -> None:
         """Point the descriptor back; wait (briefly) for what is still in the pipe."""
