@@ -9,6 +9,7 @@ python3 -m venv .venv
 .venv/bin/ruff check fuxi_notebook tests benchmarks scripts examples
 # The type checker: strict, configured in pyproject.toml ([tool.mypy]), zero errors
 .venv/bin/mypy
+npm --prefix labextension test  # the extension's cell-change rules (node) against fuxi_notebook/testing/change_cases.json
 # The documentation site (mkdocs.yml, docs/): strict, so a broken link or anchor fails
 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 # The real-browser tests (tests/browser) drive JupyterLab in Debian's chromium through

@@ -5,7 +5,9 @@ Three flavours, each sending what the real one sends:
 - "lab": JupyterLab / Notebook 7. Each `execute_request` carries the nbformat cell id
   (`metadata.cellId`). With `extension=True` (the default) it also does what fuxi's
   frontend extension does: it answers the kernel's `fuxi.notebook` comm with the live
-  document (`document`, the cells as they are now, saved or not) and copies each record
+  document (`document`, the cells as they are now, saved or not), makes the cell changes
+  the kernel asks for as the extension makes them (`cell_changes.py`, held to the
+  extension's own rules by one table of cases, `change_cases.json`) and copies each record
   output into its cell's metadata; without it, it closes that comm as JupyterLab closes a
   comm whose target it does not know.
 - "vscode": vscode-jupyter (src/kernels/execution/cellExecution.ts): `metadata` is
@@ -217,16 +219,12 @@ class NotebookFrontend:
             except queue.Empty:
                 continue
             kind, body = message["header"]["msg_type"], message["content"]
-            if kind == "comm_open" and body.get("target_name") == "fuxi.notebook":
-                self._fuxi_comm(body)
-            elif kind == "comm_open":
+            if kind == "comm_open" and body.get("target_name") != "fuxi.notebook":
                 _note_widget(card, body)
-            elif kind == "comm_msg" and body.get("comm_id") in self._comms:
-                self._fuxi_request(body)
+            else:
+                self._anywhere(message)
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
-            if kind == "update_display_data":
-                self._update_elsewhere(message)  # and here, if this cell shows it
             if kind == "status" and body["execution_state"] == "idle":
                 idle = True
             elif kind == "display_data" and "application/vnd.jupyter.widget-view+json" in (
@@ -242,6 +240,33 @@ class NotebookFrontend:
                     card.shown.append(str(data.get("text/markdown") or data.get("text/plain")
                                           or ""))
                 outputs.add(message)
+
+    def _anywhere(self, message: dict[str, Any]) -> None:
+        """What a frontend does with a message whichever request it answers: the
+        `fuxi.notebook` comm opened and its requests answered, a display updated wherever
+        it is shown (JupyterLab routes an update by its display id)."""
+        kind, body = message["header"]["msg_type"], message["content"]
+        if kind == "comm_open" and body.get("target_name") == "fuxi.notebook":
+            self._fuxi_comm(body)
+        elif kind == "comm_msg" and body.get("comm_id") in self._comms:
+            self._fuxi_request(body)
+        elif kind == "update_display_data":
+            self._update_elsewhere(message)  # (the running cell's own: its outputs too)
+
+    def wait_until(self, done: Callable[[], bool], timeout: float = 30) -> None:
+        """Go on handling what the kernel sends while no cell runs, as a frontend does
+        (comm requests answered, display updates applied), until `done()` is true; a
+        TimeoutError after `timeout` seconds. For what arrives after a cell ended, e.g.
+        `%fuxi undo` naming what the notebook's answers said."""
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"not done within {timeout} s")
+            try:
+                message = self.kc.get_iopub_msg(timeout=0.2)
+            except queue.Empty:
+                continue
+            self._anywhere(message)
 
     def _reply(self, msg_id: str, timeout: float) -> str:
         """The execute_reply's status (a UsageError shows no error output, only this)."""
@@ -282,18 +307,20 @@ class NotebookFrontend:
                              "edits": 1})
 
     def _fuxi_request(self, body: dict[str, Any]) -> None:
-        """The extension's answer to `{"request": "notebook"}`: the live document."""
+        """The extension's answer to a request: to `notebook` the live document, to any
+        other the cell change it asks for (`cell_changes.apply_change`)."""
         from .._internal.sessions.record import RECORD_MIME
 
         data = body.get("data") or {}
-        if not isinstance(data.get("id"), int):
+        if not isinstance(data.get("id"), int) or not isinstance(data.get("request"), str):
             return
-        if data.get("request") in _CHANGES:
-            result = _change(self.document, data)
-            if data["id"]:  # 0: a change nobody waits for (`%fuxi undo`)
+        if data["request"] != "notebook":  # a change (an unknown request: an error)
+            from .cell_changes import apply_change
+
+            result = apply_change(self.document.cells if self.document is not None else [],
+                                  data)
+            if data["id"] > 0:  # 0: a change nobody waits for
                 self._comm(body["comm_id"], {"id": data["id"], "result": result})
-            return
-        if data.get("request") != "notebook":
             return
         cells = []
         for cell in self.document.cells if self.document is not None else []:
@@ -309,50 +336,6 @@ class NotebookFrontend:
     def _comm(self, comm_id: str, data: dict[str, Any]) -> None:
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id,
                                                                      "data": data}))
-
-
-#: the cell changes the extension makes when the kernel asks (the cell tools, undo)
-_CHANGES = frozenset({"edit_cell", "insert_cell", "delete_cell", "move_cell", "set_outputs"})
-
-
-def _change(document: Any, data: dict[str, Any]) -> dict[str, Any]:
-    """What fuxi's frontend extension does with a change request (labextension's
-    notebook.ts): the cell is found by id; `expect` guards a cell changed meanwhile."""
-    import nbformat
-
-    cells = document.cells if document is not None else []
-    ids = [cell.get("id") for cell in cells]
-    request = data["request"]
-    if request == "insert_cell":
-        make = cast("Callable[[str], Any]", nbformat.v4.new_markdown_cell
-                    if data.get("cell_type") == "markdown" else nbformat.v4.new_code_cell)
-        new = make(str(data.get("source", "")))
-        if isinstance(data.get("cell_id"), str) and data["cell_id"] not in ids:
-            new["id"] = data["cell_id"]
-        if isinstance(data.get("index"), int):
-            at = max(0, min(data["index"], len(cells)))
-        else:
-            at = ids.index(data["after"]) + 1 if data.get("after") in ids else len(cells)
-        cells.insert(at, new)
-        return {"ok": True, "cell": new["id"]}
-    if data.get("cell") not in ids:
-        return {"error": f"no cell {data.get('cell')!r}"}
-    index = ids.index(data["cell"])
-    cell = cells[index]
-    if "expect" in data and cell.get("source") != data["expect"]:
-        return {"error": "the cell was changed meanwhile"}
-    if request == "edit_cell":
-        cell["source"] = str(data.get("source", ""))
-    elif request == "delete_cell":
-        del cells[index]
-        return {"ok": True, "deleted": {"id": cell.get("id"), "cell_type": cell["cell_type"],
-                                        "source": cell.get("source", "")}}
-    elif request == "move_cell":
-        cells.insert(max(0, min(int(data.get("to", 0)), len(cells) - 1)), cells.pop(index))
-    elif request == "set_outputs" and cell.get("cell_type") == "code":
-        to_node = cast("Callable[[dict[str, Any]], Any]", nbformat.from_dict)
-        cell["outputs"] = [to_node(o) for o in data.get("outputs") or []]
-    return {"ok": True}
 
 
 def _note_widget(card: Card, body: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 
-import { applyChange, CHANGES } from './changes';
+import { applyChange } from './changes';
 import { FuxiMode } from './mode';
 import { hasRecordOutput, mirrorRecord, rememberRecord } from './record';
 import { guarded, isObject, JSONObject, METADATA_KEY, pathMatch, warn } from './util';
@@ -256,8 +256,9 @@ export class NotebookState {
       if (typeof data.id === 'number' && Number.isInteger(data.id)) {
         send(comm, { id: data.id, notebook: this.snapshot() });
       }
-    } else if (typeof data.request === 'string' && CHANGES.has(data.request)) {
-      // the cell tools and `%fuxi undo`; id 0: nobody waits for the answer
+    } else if (typeof data.request === 'string') {
+      // the cell tools and `%fuxi undo` (a request this version does not know is answered
+      // with an error, not left to time out); id 0: nobody waits for the answer
       const result = applyChange(this.context.model, data);
       if (typeof data.id === 'number' && Number.isInteger(data.id) && data.id > 0) {
         send(comm, { id: data.id, result });

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,15 +193,43 @@ class LiveNotebook:
         return dict(reply) if isinstance(reply, Mapping) else {
             "error": "the notebook's answer was not understood"}
 
-    def change_later(self, request: dict[str, Any]) -> bool:
-        """Ask for a change without waiting for the answer (from a line magic, which
-        cannot wait: the frontend's answer is read after the line ends)."""
-        if not self.can_edit or self._comm is None:
+    def change_then(self, request: dict[str, Any],
+                    then: Callable[[dict[str, Any]], None]) -> bool:
+        """Ask for a change from code that cannot wait for the answer (a line magic: the
+        frontend's answer is read after the line ends). `then(answer)` runs on the
+        kernel's loop when it comes, `{"error": ...}` if none comes within the reply
+        timeout. False: not asked (no extension that changes cells)."""
+        if not self.can_edit or self._comm is None or self._loop is None:
             return False
-        with contextlib.suppress(Exception):
-            self._comm.send({**request, "id": 0})
-            return True
-        return False
+        self._next_id += 1
+        ask = self._next_id
+        future = self._replies[ask] = self._loop.create_future()
+        self._keys[ask] = "result"
+        try:
+            self._comm.send({**request, "id": ask})
+        except Exception:  # the frontend went away
+            self._replies.pop(ask, None)
+            self._keys.pop(ask, None)
+            return False
+
+        def expire() -> None:
+            if self._replies.pop(ask, None) is not None and not future.done():
+                self._keys.pop(ask, None)
+                future.set_result(None)
+
+        def answered(settled: asyncio.Future[Any]) -> None:
+            reply = settled.result()
+            then(dict(reply) if isinstance(reply, Mapping) else {"error": (
+                f"the notebook did not answer within {self.reply_timeout:.0f} s, so "
+                "whether it made the change is not known" if reply is None
+                else "the notebook's answer was not understood")})
+
+        loop = self._loop
+        future.add_done_callback(answered)
+        # counted from when the loop is free again (the cell that asked has ended): the
+        # answer cannot be read before
+        loop.call_soon(lambda: loop.call_later(self.reply_timeout, expire))
+        return True
 
     async def document(self, path: str | None) -> LiveDocument | None:
         """The live notebook, or None (no extension, no answer in time, a bad answer)."""

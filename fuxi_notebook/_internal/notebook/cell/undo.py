@@ -15,6 +15,7 @@ changed) is named too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,10 +106,14 @@ class Undone:
 
     restored: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    #: the cell changes asked of the notebook whose answers have not come yet (each then
+    #: moves to `restored` or `kept`)
+    waiting: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         parts = [f"{len(self.restored)} restored"] + (
-            [f"{len(self.kept)} not undone"] if self.kept else [])
+            [f"{len(self.kept)} not undone"] if self.kept else []) + (
+            [f"{len(self.waiting)} waiting for the notebook"] if self.waiting else [])
         return ", ".join(parts)
 
 
@@ -180,12 +185,15 @@ class UndoBook:
                 return entry
         return None
 
-    def undo(self, entry: CellChanges, live: Any = None) -> Undone:
+    def undo(self, entry: CellChanges, live: Any = None,
+             answered: Callable[[Undone], None] | None = None) -> Undone:
         """Put back what `entry` changed, where it is still as the cell left it (`live`:
-        the notebook's comm, for the cells the cell tools changed)."""
+        the notebook's comm, for the cells the cell tools changed; the notebook answers
+        after the line that asked has ended, and `answered(done)` is called with each
+        answer)."""
         done = Undone()
         for op in reversed(entry.cell_ops):
-            self._undo_cell(op, live, done)
+            self._undo_cell(op, live, done, answered)
         for path, (before, after) in sorted(entry.file_states.items()):
             self._undo_file(entry, Path(path), before, after, done)
         for name, (state, after) in sorted(entry.name_states.items()):
@@ -194,14 +202,29 @@ class UndoBook:
         entry.undone = True
         return done
 
-    def _undo_cell(self, op: CellOp, live: Any, done: Undone) -> None:
-        request = _inverse(op)
-        if request is None or live is None or not live.change_later(request):
-            done.kept.append(f"cell {op.cell}: the notebook's frontend extension is not "
+    def _undo_cell(self, op: CellOp, live: Any, done: Undone,
+                   answered: Callable[[Undone], None] | None) -> None:
+        """Ask the notebook to take a cell change back; the extension makes it only where
+        the cell is still as the agent left it (`expect`, `expect_index`), and its answer
+        says which (`_inverse`)."""
+        request, label = _inverse(op), f"cell {op.cell}"
+
+        def then(answer: dict[str, Any]) -> None:
+            if label in done.waiting:
+                done.waiting.remove(label)
+            if answer.get("ok") is True:
+                done.restored.append(label)
+            else:
+                why = str(answer.get("error") or "no reason given")
+                done.kept.append(f"{label}: {_KEPT.get(why, f'not taken back ({why})')}")
+            if answered is not None:
+                answered(done)
+
+        done.waiting.append(label)
+        if request is None or live is None or not live.change_then(request, then):
+            done.waiting.remove(label)
+            done.kept.append(f"{label}: the notebook's frontend extension is not "
                              "connected, so the cell change cannot be taken back")
-            return
-        done.restored.append(f"cell {op.cell} (asked the notebook: a cell you changed "
-                             "since is left as it is)")
 
     def _undo_file(self, entry: CellChanges, path: Path, before: Change,
                    after: FileState | None, done: Undone) -> None:
@@ -257,9 +280,18 @@ def _differs(before: Change, now: FileState) -> bool:
     return (now.what, now.digest, now.mode) != ("file", before.before, before.mode)
 
 
+#: what undo says of a cell the notebook left as it is, by the extension's answer (the
+#: error texts of fuxi_notebook/testing/change_cases.json)
+_KEPT = {
+    "the cell was changed meanwhile": "changed since the agent cell (kept as it is)",
+    "the cell was moved meanwhile": "moved since the agent cell (left where it is)",
+}
+
+
 def _inverse(op: CellOp) -> dict[str, Any] | None:
-    """The request that takes a cell change back; the frontend checks `expect`, so a cell
-    the user changed since is left as it is."""
+    """The request that takes a cell change back, only where the cell is still as the
+    agent cell left it: its source (`expect`), its place (`expect_index`); a deleted cell
+    comes back whole under its id, unless it is back already."""
     if op.kind == "edit":
         return {"request": "edit_cell", "cell": op.cell, "source": op.before,
                 "expect": op.after}
@@ -267,10 +299,10 @@ def _inverse(op: CellOp) -> dict[str, Any] | None:
         return {"request": "delete_cell", "cell": op.cell, "expect": op.after}
     if op.kind == "delete":
         index, cell = op.before
-        return {"request": "insert_cell", "index": index, "cell_id": cell.get("id"),
-                "cell_type": cell.get("cell_type", "code"), "source": cell.get("source", "")}
+        return {"request": "restore_cell", "index": index, "cell": cell}
     if op.kind == "move":
-        return {"request": "move_cell", "cell": op.cell, "to": op.before}
+        return {"request": "move_cell", "cell": op.cell, "to": op.before,
+                "expect_index": op.after}
     return None
 
 

@@ -7,30 +7,67 @@ are kind `edit` (a card with the change; acceptEdits applies them), running is `
 The cell running the agent is never changed or run by them. Each change is noted in the
 cell's journal (`CellOp`), so that `%fuxi undo` can take it back. A replay does not make
 a recorded edit again (it is in the saved notebook already); a recorded RunCell runs again.
+
+A cell the user changed is never overwritten, at one place, `LiveCells`: what the agent
+last saw of each cell (NotebookRead, its own edits and insertions: `note_seen`) is kept
+with the conversation's read files, as Edit keeps a file's; EditCell and DeleteCell of a
+cell changed since fail, showing it as it is now; and every change to a cell carries what
+the call was decided on (`expect`: its source; a move, `expect_index`: its place), which
+the extension checks as it makes the change (labextension/src/change_rules.ts, by the
+table fuxi_notebook/testing/change_cases.json), as it checks `%fuxi undo`'s.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ...tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
+from ...tools.truncate import cap_head_tail
 from ..cell.live_notebook import LiveDocument, LiveNotebook
 
-__all__ = ["CELL_TOOL_NAMES", "CellOp", "LiveCells", "cell_tools", "recorded_cell_tools"]
+__all__ = ["CELL_TOOL_NAMES", "CellOp", "LiveCells", "cell_tools", "note_seen",
+           "recorded_cell_tools"]
 
 #: the tools that change or run the notebook's cells (InsertCell has a form without them)
 CELL_TOOL_NAMES = ("EditCell", "DeleteCell", "MoveCell", "RunCell")
 
 _CELL_ID = {"type": "string", "description": "The cell's id (NotebookRead shows them)."}
 
+#: the most of a changed cell's source a refused call shows
+_SHOWN_CHARS = 20_000
+
+
+def _seen_key(cell_id: str) -> str:
+    """A cell's entry among the read files (never an absolute path, so never a file's)."""
+    return f"notebook cell {cell_id}"
+
+
+def _digest(source: str) -> int:
+    return int.from_bytes(hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest()[:8],
+                          "big")
+
+
+def note_seen(read_files: dict[str, int], cells: Iterable[Mapping[str, Any]]) -> None:
+    """The agent was shown these cells as they are (`id`, `source`: a str or nbformat's
+    list of lines): a later change to one of them is the user's, and a cell tool refuses
+    to change it until the agent has seen it again."""
+    for cell in cells:
+        source = cell.get("source")
+        if isinstance(cell.get("id"), str) and isinstance(source, str | list):
+            text = source if isinstance(source, str) else "".join(map(str, source))
+            read_files[_seen_key(cell["id"])] = _digest(text)
+
 
 @dataclass
 class CellOp:
     """One change a cell tool made, as `%fuxi undo` takes it back: `kind` is edit, insert,
-    delete or move; `cell` the cell's id; `before` what it was (the source, the cell and
-    its index, or its index)."""
+    delete or move; `cell` the cell's id; `before` what it was (the source; for a
+    deletion its index and the whole cell as the notebook answered it; for a move its
+    index) and `after` what the tool left (the source, or the index it moved to)."""
 
     kind: str
     cell: str
@@ -66,7 +103,23 @@ class LiveCells:
                             "run from inside itself.")
         return document.cells[index], index
 
+    def as_seen(self, cell: dict[str, Any], ctx: ToolContext) -> None:
+        """Refuse to change a cell the user changed since the agent last saw it (one it
+        never saw is changed as it is now); the refusal shows the cell as it is, which
+        the agent has then seen."""
+        seen = ctx.read_files.get(_seen_key(cell["id"]))
+        if seen is None or seen == _digest(cell["source"]):
+            return
+        note_seen(ctx.read_files, [cell])
+        raise ToolError(
+            f"Cell {cell['id']} changed since you last read it (the user edited it, or "
+            "NotebookRead showed the saved file and the cell has unsaved changes), so "
+            "nothing was changed. It is now:\n```\n"
+            f"{cap_head_tail(cell['source'], _SHOWN_CHARS)}\n```\n"
+            "Make the change again against this source, if it still applies.")
+
     async def change(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Ask the extension for a change (the one way the cell tools change cells)."""
         answer = await self.live.change(request)
         if "error" in answer or not answer.get("ok"):
             raise ToolError(f"The notebook did not make the change: "
@@ -101,6 +154,7 @@ class EditCellTool(_CellTool):
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         cell, _ = await self.cells.cell(input["cell_id"])
+        self.cells.as_seen(cell, ctx)
         source, old = cell["source"], input["old_string"]
         if old and source.count(old) != 1:
             raise ToolError(f"old_string occurs {source.count(old)} times in the cell; give "
@@ -109,6 +163,7 @@ class EditCellTool(_CellTool):
         await self.cells.change({"request": "edit_cell", "cell": cell["id"], "source": new,
                                  "expect": source})
         self.cells.journal.append(CellOp("edit", cell["id"], source, new))
+        note_seen(ctx.read_files, [{"id": cell["id"], "source": new}])
         return ToolOutput(f"Edited cell {cell['id']} ({len(new.splitlines())} lines). It was "
                           "not run.")
 
@@ -135,6 +190,7 @@ class InsertLiveCellTool(_CellTool):
             "cell_type": input.get("cell_type") or "code"})
         new_id = str(answer.get("cell") or "")
         self.cells.journal.append(CellOp("insert", new_id, after=input["code"]))
+        note_seen(ctx.read_files, [{"id": new_id, "source": input["code"]}])
         return ToolOutput(f"Inserted cell {new_id} below cell {after}. It was not run.")
 
 
@@ -146,7 +202,9 @@ class DeleteCellTool(_CellTool):
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         cell, index = await self.cells.cell(input["cell_id"])
-        answer = await self.cells.change({"request": "delete_cell", "cell": cell["id"]})
+        self.cells.as_seen(cell, ctx)
+        answer = await self.cells.change({"request": "delete_cell", "cell": cell["id"],
+                                          "expect": cell["source"]})
         kept = answer.get("deleted") if isinstance(answer.get("deleted"), dict) else {
             "id": cell["id"], "cell_type": cell["cell_type"], "source": cell["source"]}
         self.cells.journal.append(CellOp("delete", cell["id"], (index, kept)))
@@ -163,11 +221,12 @@ class MoveCellTool(_CellTool):
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         cell, index = await self.cells.cell(input["cell_id"])
-        await self.cells.change({"request": "move_cell", "cell": cell["id"],
-                                 "to": input["to_index"]})
-        self.cells.journal.append(CellOp("move", cell["id"], index, input["to_index"]))
-        return ToolOutput(f"Moved cell {cell['id']} from position {index} to "
-                          f"{input['to_index']}.")
+        answer = await self.cells.change({"request": "move_cell", "cell": cell["id"],
+                                          "to": input["to_index"], "expect_index": index})
+        to = answer.get("index")
+        to = to if isinstance(to, int) and not isinstance(to, bool) else input["to_index"]
+        self.cells.journal.append(CellOp("move", cell["id"], index, to))
+        return ToolOutput(f"Moved cell {cell['id']} from position {index} to {to}.")
 
 
 class RunCellTool(DeclaredTool):
@@ -214,7 +273,8 @@ class RunCellTool(DeclaredTool):
         ran: tuple[ToolOutput, list[dict[str, Any]]] = await self.python.run_as_cell(
             approved)
         output, outputs = ran
-        with_outputs = {"request": "set_outputs", "cell": cell["id"], "outputs": outputs}
+        with_outputs = {"request": "set_outputs", "cell": cell["id"], "outputs": outputs,
+                        "expect": approved}  # not onto code the user changed meanwhile
         answer = await self.cells.live.change(with_outputs)
         if "error" in answer:
             output.content = _appended(output.content, f"(The outputs could not be shown in "

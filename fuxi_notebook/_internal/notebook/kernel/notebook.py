@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
+from ....errors import ConfigurationError
+from ...sessions.notebook_file import read_document
 from ...tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
 from ...tools.files.ipynb import render_notebook
 from ...tools.truncate import cap_head_tail
+from .cells import note_seen
 
 __all__ = ["InsertCellTool", "NotebookReadTool", "notebook_path"]
 
@@ -71,16 +73,12 @@ class NotebookReadTool(DeclaredTool):
                 "or the FUXI_NOTEBOOK environment variable, or Read the .ipynb file by path."
             )
         path = ctx.resolve(raw)
-        try:
-            notebook = json.loads(path.read_bytes())
-        except OSError as exc:
-            raise ToolError(f"Could not read the notebook {path}: {exc.strerror or exc}") from exc
-        except ValueError as exc:
-            raise ToolError(f"{path} is not valid notebook JSON: {exc}") from exc
-        cells = notebook.get("cells") if isinstance(notebook, dict) else None
-        if not isinstance(cells, list):
-            raise ToolError(f"{path} is not a Jupyter notebook (no 'cells' list).")
+        try:  # the one bounded reader: the file may be anything (a FIFO, /dev/zero)
+            cells = read_document(path)["cells"]
+        except ConfigurationError as exc:
+            raise ToolError(str(exc)) from None
         limit = input.get("max_cells") or len(cells)
+        note_seen(ctx.read_files, (c for c in cells[:limit] if isinstance(c, dict)))
         text = f"Notebook {path} as saved on disk, {len(cells)} cells:\n\n"
         text += render_notebook({"cells": cells[:limit]})
         if len(cells) > limit:
