@@ -105,6 +105,8 @@ class NotebookFrontend:
         #: update_display_data from any cell updates it there (JupyterLab keeps each
         #: cell's execution future until the cell runs again, for exactly that)
         self._displays: dict[str, tuple[Any, _Outputs]] = {}
+        #: how many times the page was reloaded (`reload`)
+        self.page = 0
 
     def start(self) -> NotebookFrontend:
         self.km.start_kernel(env=self.env, cwd=self.cwd)
@@ -120,6 +122,44 @@ class NotebookFrontend:
         self.kc.wait_for_ready(timeout=60)
         self._comms.clear()
         self._started_up = False
+
+    def reload(self) -> None:
+        """Reload the page as F5 does, the kernel running on: a new connection to it that
+        knows none of the comms the kernel opened and routes no output of a request it did
+        not send (a cell running meanwhile shows nothing more here); the extension, as it
+        loads, attaches to the kernel's `fuxi.notebook` comm and says hello again."""
+        from .._internal.notebook.cell.live_notebook import COMM_ID
+
+        self.kc.stop_channels()
+        self.kc = self.km.client()  # (no kernel_info: a busy kernel answers it at the end)
+        self.kc.start_channels()
+        self.page += 1
+        self._comms.clear()
+        self._displays.clear()
+        if self.extension and self.document is not None:
+            self._comms.add(COMM_ID)
+            for _ in range(30):  # a new subscription misses what is sent before it joins
+                self._hello(COMM_ID)
+                if self._welcomed(COMM_ID, timeout=1.0):
+                    return
+            raise TimeoutError("the kernel did not take the extension's hello")
+
+    def _welcomed(self, comm_id: str, timeout: float) -> bool:
+        """Whether the kernel answered a hello on `comm_id` within `timeout` (on this
+        connection's iopub: what it sends from now on is seen here), handling what comes
+        meanwhile."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                message = self.kc.get_iopub_msg(timeout=0.1)
+            except queue.Empty:
+                continue
+            self._anywhere(message)
+            body = message["content"]
+            if message["header"]["msg_type"] == "comm_msg" and body.get(
+                    "comm_id") == comm_id and (body.get("data") or {}).get("event") == "welcome":
+                return True
+        return False
 
     def open(self, notebook: Any, path: str | None = None) -> NotebookFrontend:
         """The notebook this frontend shows (its cells are what `execute` runs)."""
@@ -182,7 +222,10 @@ class NotebookFrontend:
         outputs = _Outputs()
         self._displays = {key: shown for key, shown in self._displays.items()
                           if shown[0] is not cell}  # its earlier outputs are gone
-        self._pump(message["header"]["msg_id"], outputs, decide, timeout)
+        page = self.page
+        self._pump(message["header"]["msg_id"], outputs, decide, timeout, page)
+        if self.page != page:  # reloaded while it ran: this page sent no such request
+            return "reloaded"  # (its reply went to the page that sent it)
         status = self._reply(message["header"]["msg_id"], timeout)
         if counted:
             self.count += 1
@@ -207,7 +250,7 @@ class NotebookFrontend:
             self._set_outputs(*shown)
 
     def _pump(self, msg_id: str, outputs: _Outputs, decide: Decide | None,
-              timeout: float) -> None:
+              timeout: float, page: int) -> None:
         deadline = time.monotonic() + timeout
         card = Card()
         idle = False
@@ -227,6 +270,8 @@ class NotebookFrontend:
                 continue
             if kind == "status" and body["execution_state"] == "idle":
                 idle = True
+            elif self.page != page:
+                continue  # a reloaded page routes no output of the request to the cell
             elif kind == "display_data" and "application/vnd.jupyter.widget-view+json" in (
                     body.get("data") or {}):
                 outputs.add(message)
@@ -302,9 +347,12 @@ class NotebookFrontend:
                 "comm_id": comm_id, "data": {}}))
             return
         self._comms.add(comm_id)
-        self._comm(comm_id, {"event": "hello", "version": 1, "app": "JupyterLab",
-                             "app_version": "emulated", "path": self.path or "",
-                             "edits": 1})
+        self._hello(comm_id)
+
+    def _hello(self, comm_id: str) -> str:
+        return self._comm(comm_id, {"event": "hello", "version": 1, "app": "JupyterLab",
+                                    "app_version": "emulated", "path": self.path or "",
+                                    "edits": 1})
 
     def _fuxi_request(self, body: dict[str, Any]) -> None:
         """The extension's answer to a request: to `notebook` the live document, to any
@@ -317,8 +365,14 @@ class NotebookFrontend:
         if data["request"] != "notebook":  # a change (an unknown request: an error)
             from .cell_changes import apply_change
 
-            result = apply_change(self.document.cells if self.document is not None else [],
-                                  data)
+            cells = self.document.cells if self.document is not None else []
+            result = apply_change(cells, data)
+            if data["request"] == "set_outputs" and result.get("ok"):
+                from .._internal.sessions.cell_record import keep_in_metadata
+
+                for cell in cells:  # the extension keeps a record output in the metadata
+                    if cell.get("id") == data.get("cell"):
+                        keep_in_metadata(cell, from_outputs=True)
             if data["id"] > 0:  # 0: a change nobody waits for
                 self._comm(body["comm_id"], {"id": data["id"], "result": result})
             return
@@ -333,9 +387,10 @@ class NotebookFrontend:
         self._comm(body["comm_id"], {"id": data["id"], "notebook": {
             "path": self.path or "", "dirty": True, "running": [], "cells": cells}})
 
-    def _comm(self, comm_id: str, data: dict[str, Any]) -> None:
-        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id,
-                                                                     "data": data}))
+    def _comm(self, comm_id: str, data: dict[str, Any]) -> str:
+        message = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.kc.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
 
 
 def _note_widget(card: Card, body: dict[str, Any]) -> None:

@@ -15,6 +15,9 @@ import { guarded, isObject, JSONObject, METADATA_KEY, pathMatch, warn } from './
 import { Waits } from './waiting';
 
 export const COMM_TARGET = 'fuxi.notebook';
+/** The comm's id, one per kernel (the kernel's live_notebook.py): a tab opened on a kernel
+ * that opened the comm before (a reloaded tab) attaches to it and says hello again. */
+export const COMM_ID = 'fuxi.notebook.comm';
 export const PROTOCOL_VERSION = 1;
 
 const RESTARTING = new Set(['restarting', 'autorestarting', 'dead', 'terminating']);
@@ -218,6 +221,25 @@ export class NotebookState {
       kernel.registerCommTarget(COMM_TARGET, (comm, msg) =>
         NotebookState.dispatch(this, kernel.id, comm, msg)
       );
+      this.attach(kernel);
+    }
+  }
+
+  /**
+   * Attach to the comm the kernel may have opened before this page connected (a reloaded
+   * tab: the kernel runs on, maybe a cell waiting for a card): hello on it again, so the
+   * kernel answers this page from now on and gives it what a running cell shows. A kernel
+   * without the comm ignores the hello; when it opens the comm later, the target above
+   * answers it as usual.
+   */
+  private attach(kernel: Kernel.IKernelConnection): void {
+    try {
+      if (!kernel.handleComms || kernel.hasComm(COMM_ID)) {
+        return; // another connection of this page, or another notebook, answers it
+      }
+      this.answer(kernel.createComm(COMM_TARGET, COMM_ID));
+    } catch (error) {
+      warn('could not attach to the kernel', error);
     }
   }
 

@@ -12,12 +12,13 @@ import pytest
 
 from fuxi_notebook.testing import Turn, text, tool_use
 
+from ..missing import missing_part
 from .acp_client import agent_env
 
 ACPX = Path(__file__).resolve().parents[2] / ".venv" / "acpx" / "node_modules" / ".bin" / "acpx"
 
-pytestmark = pytest.mark.skipif(not ACPX.exists(), reason="acpx is not installed "
-                                "(bash scripts/test.sh installs it into .venv/acpx)")
+pytestmark = [] if ACPX.exists() else missing_part(
+    "acpx is not installed (bash scripts/test.sh installs it into .venv/acpx)")
 
 
 #: acpx's exit status when it denied a permission ask (its EXIT_CODES.PERMISSION_DENIED)

@@ -215,12 +215,12 @@ class NotebookPage:
         self._wait_ready(timeout)
         return self
 
-    def _wait_ready(self, timeout: float) -> None:
+    def _wait_ready(self, timeout: float, state: str = "idle") -> None:
         self.cell(0).wait_for(timeout=timeout * MS)
         deadline = time.monotonic() + timeout
-        while self.lab.kernel_state(self.name) != "idle":
+        while self.lab.kernel_state(self.name) != state:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"the kernel of {self.name} never became idle")
+                raise TimeoutError(f"the kernel of {self.name} never became {state}")
             time.sleep(0.2)
         time.sleep(1.0)  # the widget manager registers its comm target after kernel ready
 
@@ -296,10 +296,11 @@ class NotebookPage:
         dirty = self.page.locator(".jp-mod-current.jp-mod-dirty")
         expect(dirty).to_have_count(0, timeout=timeout * MS)
 
-    def reload(self, timeout: float = 60) -> None:
-        """Reload the whole page: what is shown now comes from the saved file."""
+    def reload(self, timeout: float = 60, *, busy: bool = False) -> None:
+        """Reload the whole page: what is shown now comes from the saved file (`busy`: a
+        cell still runs in the kernel, which stays busy)."""
         self.page.reload()
-        self._wait_ready(timeout)
+        self._wait_ready(timeout, "busy" if busy else "idle")
 
     def screenshot(self, path: Path, index: int | None = None) -> None:
         """A viewport screenshot, scrolled to show cell `index`'s outputs if given."""

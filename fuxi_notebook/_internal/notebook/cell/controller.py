@@ -352,14 +352,40 @@ class NotebookAgent:
                              "start another one")
         self.running = True
         redaction = _redaction(self.shell)
+        request = self.shell.kernel.get_parent() if redaction is not None else None
+        hellos = self.live.hellos
         if redaction is not None:  # the kernel stays "busy" while a card waits
-            redaction.set_running(self.shell.kernel.get_parent())
+            redaction.set_running(request)
+            outputs = redaction.watch(request)
         try:
             return await self._run_cell(line, body)
         finally:
             self.running = False
             if redaction is not None:
                 redaction.set_running(None)
+                await self._hand_over(redaction, request, outputs, hellos)
+
+    async def _hand_over(self, redaction: Any, request: Any, outputs: Any,
+                         hellos: int) -> None:
+        """A tab reloaded while the cell ran (another frontend attached) never shows what
+        the cell showed since (a frontend shows the outputs of its own requests): it is
+        given the cell's outputs, its record among them, which its extension keeps in the
+        cell's metadata, so the run's record reaches the file (live_notebook.py)."""
+        try:
+            cell_id = _sent_cell_id(self.shell)
+            if cell_id is None or not self.live.attached_since(hellos):
+                return
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            redaction.release(request)
+            answer = await self.live.change({"request": "set_outputs", "cell": cell_id,
+                                             "outputs": outputs.outputs()})
+            if "error" in answer:
+                print(f"fuxi: the notebook tab reloaded while this cell ran could not be "
+                      f"given its outputs ({answer['error']})", file=sys.stderr)
+        finally:
+            redaction.unwatch(request)
 
     async def _run_cell(self, line: str, body: str) -> FuxiRun:
         body = body.strip("\n")

@@ -10,6 +10,14 @@ a card waits in a cell (`waiting` / `answered`) so it can mark a tab whose card 
 off-screen. An extension whose hello says `edits: 1` also changes cells when asked (the
 cell tools, kernel/cells.py): each request has an id and is answered with `result`.
 
+A tab reloaded while the kernel runs is a new frontend: it never saw the comm open. The
+comm has one id per kernel (`COMM_ID`), so the extension of a tab that opens a notebook on
+a running kernel attaches to it and says hello again; the kernel counts the hellos
+(`hellos`, each answered `welcome`), and a cell that ran while another frontend attached
+hands its outputs to it
+at its end (controller.py: a frontend shows a cell's outputs only for the requests it
+sent itself), and later requests are answered by the new tab.
+
 What comes back is checked for shape and size: a reply that is not a notebook is ignored
 (one note), never trusted further than the saved file would be.
 """
@@ -24,9 +32,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["COMM_TARGET", "LiveDocument", "LiveNotebook"]
+__all__ = ["COMM_ID", "COMM_TARGET", "LiveDocument", "LiveNotebook"]
 
 COMM_TARGET = "fuxi.notebook"
+#: the comm's id: one per kernel, known to the extension, so a reloaded tab can attach
+COMM_ID = "fuxi.notebook.comm"
 PROTOCOL_VERSION = 1
 #: how long the first cell waits for the extension's hello (or the frontend's close)
 HELLO_TIMEOUT = 2.0
@@ -87,6 +97,8 @@ class LiveNotebook:
         #: "absent" (closed, or no answer in time: the saved file is used)
         self.state = "unknown"
         self.hello: dict[str, Any] = {}
+        #: how many times a frontend said hello (the first tab, then each one attaching)
+        self.hellos = 0
         self.notes: list[str] = []
         self._comm: Any = None
         self._hello: asyncio.Future[bool] | None = None
@@ -103,7 +115,7 @@ class LiveNotebook:
         self._hello = self._loop.create_future()
         self.state = "waiting"
         try:
-            self._comm = create_comm(target_name=COMM_TARGET,
+            self._comm = create_comm(target_name=COMM_TARGET, comm_id=COMM_ID,
                                      data={"version": PROTOCOL_VERSION, "path": path})
         except Exception:  # no kernel to open it on (terminal IPython): no extension
             self._settle_hello(False)
@@ -141,7 +153,11 @@ class LiveNotebook:
             return
         if data.get("event") == "hello":
             self.hello = {k: v for k, v in data.items() if isinstance(v, str | int)}
+            self.hellos += 1
             self.state = "connected"
+            with contextlib.suppress(Exception):  # heard: a frontend may wait for it
+                if self._comm is not None:
+                    self._comm.send({"event": "welcome", "hellos": self.hellos})
             self._settle(self._hello, True)
         elif isinstance(data.get("id"), int) and data["id"] in self._replies:
             key = self._keys.pop(data["id"], "notebook")
@@ -175,6 +191,11 @@ class LiveNotebook:
             self._replies.pop(ask, None)
             self._keys.pop(ask, None)
             return False, None
+
+    def attached_since(self, hellos: int) -> bool:
+        """Whether another frontend attached since `hellos` were counted (the first
+        hello is the tab that opened the comm, which shows its own cells' outputs)."""
+        return self.hellos > max(hellos, 1)
 
     @property
     def can_edit(self) -> bool:

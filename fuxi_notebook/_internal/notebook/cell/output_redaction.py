@@ -27,6 +27,10 @@ wait.
 
 Images and other binary payloads pass unchanged (`kernel_capture.safe_bundle`).
 
+What leaves for a request that is `watch`ed (the running `%%fuxi` cell) also builds that
+cell's outputs as a notebook keeps them (`output_model.OutputModel`), after redaction: a
+tab reloaded while the cell runs is given them at its end (live_notebook.py).
+
 The same place keeps the kernel's status honest while a `%%fuxi` cell waits: JupyterLab
 (≥ 4.4) sends widget clicks and state over kernel subshells, each of which ends with a
 `status: idle`, and JupyterLab shows the last status it saw, so the status bar said "Idle"
@@ -83,6 +87,8 @@ class OutputRedaction:
         self._lock = threading.RLock()  # sends in order, whichever thread sends
         #: the request of the `%%fuxi` cell now running (`set_running`), if any
         self.running: dict[str, Any] | None = None
+        #: request id -> the outputs its cell shows, built as they leave (`watch`)
+        self._models: dict[str, Any] = {}
 
     def set_running(self, request: dict[str, Any] | None) -> None:
         """The `%%fuxi` cell whose request stays "busy" until it ends (None: it ended)."""
@@ -91,6 +97,28 @@ class OutputRedaction:
 
     def install(self) -> None:
         self.session.send = self.send
+
+    def watch(self, request: dict[str, Any]) -> Any:
+        """Keep the outputs of `request`'s cell as they leave (an `OutputModel`)."""
+        from .output_model import OutputModel
+
+        with self._lock:
+            model = self._models[_parent_id(None, request)] = OutputModel()
+        return model
+
+    def unwatch(self, request: dict[str, Any]) -> None:
+        with self._lock:
+            self._models.pop(_parent_id(None, request), None)
+
+    def release(self, request: dict[str, Any]) -> None:
+        """Send what the streams of `request`'s cell hold now (its outputs are taken)."""
+        with self._lock:
+            self._release(_parent_id(None, request))
+
+    def _shown(self, parent_id: str, kind: Any, body: Any) -> None:
+        model = self._models.get(parent_id)
+        if model is not None and isinstance(body, dict):
+            model.add(str(kind), body)
 
     def send(self, stream: Any, msg_or_type: Any, content: Any = None, parent: Any = None,
              ident: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -110,6 +138,7 @@ class OutputRedaction:
                     self._release(parent_id)  # a held end goes before what follows it
                 if isinstance(body, dict):
                     body = redacted_content(str(kind), body)
+            self._shown(parent_id, kind, body)
             if message is not None:
                 sent = self._send(stream, {**message, "content": body}, content, parent, ident,
                                   *args, **kwargs)
@@ -174,8 +203,9 @@ class OutputRedaction:
         """Send all `state` holds (the lock is held: pieces keep their order)."""
         text = state.redactor.flush()
         if text:
-            message = self.session.msg("stream", {"name": state.name, "text": text},
-                                       parent=state.parent)
+            body = {"name": state.name, "text": text}
+            message = self.session.msg("stream", body, parent=state.parent)
+            self._shown(_parent_id(message, None), "stream", body)
             self._send(state.stream, message, ident=state.ident)
 
 
