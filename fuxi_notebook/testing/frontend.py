@@ -34,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from .._internal.notebook.cell.output_model import OutputModel
+
 __all__ = ["Card", "NotebookFrontend"]
 
 
@@ -246,7 +248,7 @@ class NotebookFrontend:
         shown = self._displays.get((message["content"].get("transient") or {})
                                    .get("display_id", ""))
         if shown is not None:
-            shown[1].add(message)
+            shown[1].add_message(message)
             self._set_outputs(*shown)
 
     def _pump(self, msg_id: str, outputs: _Outputs, decide: Decide | None,
@@ -274,7 +276,7 @@ class NotebookFrontend:
                 continue  # a reloaded page routes no output of the request to the cell
             elif kind == "display_data" and "application/vnd.jupyter.widget-view+json" in (
                     body.get("data") or {}):
-                outputs.add(message)
+                outputs.add_message(message)
                 card.outputs = json_copy(outputs.items)
                 if decide is not None and card.buttons:
                     self._answer(card, decide)
@@ -284,7 +286,7 @@ class NotebookFrontend:
                     data = body.get("data") or {}
                     card.shown.append(str(data.get("text/markdown") or data.get("text/plain")
                                           or ""))
-                outputs.add(message)
+                outputs.add_message(message)
 
     def _anywhere(self, message: dict[str, Any]) -> None:
         """What a frontend does with a message whichever request it answers: the
@@ -403,42 +405,12 @@ def _note_widget(card: Card, body: dict[str, Any]) -> None:
         card.html += str(state.get("value") or "")
 
 
-class _Outputs:
-    """A cell's outputs as a saved notebook keeps them."""
+class _Outputs(OutputModel):
+    """A cell's outputs as a saved notebook keeps them: the kernel's own model of them
+    (notebook/cell/output_model.py), fed whole messages."""
 
-    def __init__(self) -> None:
-        self.items: list[dict[str, Any]] = []
-        self.ids: dict[str, list[int]] = {}
-        self.clear_pending = False
-
-    def add(self, message: dict[str, Any]) -> None:
-        kind, body = message["header"]["msg_type"], message["content"]
-        if kind == "clear_output":
-            if body.get("wait"):
-                self.clear_pending = True
-            else:
-                self._clear()
-            return
-        if kind == "update_display_data":
-            for index in self.ids.get((body.get("transient") or {}).get("display_id", ""), []):
-                self.items[index].update(data=body["data"], metadata=body.get("metadata", {}))
-            return
-        if kind not in ("stream", "display_data", "execute_result", "error"):
-            return
-        if self.clear_pending:
-            self._clear()
-        if kind == "stream" and self.items and self.items[-1].get("name") == body["name"] and (
-                self.items[-1]["output_type"] == "stream"):
-            self.items[-1]["text"] += body["text"]
-            return
-        output = {"output_type": kind, **{k: v for k, v in body.items() if k != "transient"}}
-        display_id = (body.get("transient") or {}).get("display_id")
-        if display_id:
-            self.ids.setdefault(display_id, []).append(len(self.items))
-        self.items.append(output)
-
-    def _clear(self) -> None:
-        self.items, self.ids, self.clear_pending = [], {}, False
+    def add_message(self, message: dict[str, Any]) -> None:
+        self.add(message["header"]["msg_type"], message["content"])
 
     def cells(self) -> list[Any]:
         import nbformat
