@@ -15,7 +15,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,8 +29,30 @@ _FORMATS = ("markdown", "jsonl", "script", "notebook")
 MIN_PREFIX = 4
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's own errors (an unknown option, a missing argument, a bad choice) as one
+    line and exit status 2, without the usage; its subcommands' parsers are of this class
+    too (argparse makes them of their parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        _say(f"{self.prog}: error", message)
+        raise SystemExit(2)
+
+
+def _say(prefix: str, message: object) -> None:
+    """`prefix: message` on stderr as one line: line breaks folded into spaces, what hides
+    or reorders text (a name can hold anything) escaped. Every error the command reports
+    goes through here."""
+    from ._internal.common.visible import reveal
+
+    line = reveal(" ".join(str(message).split())).text
+    print(f"{prefix}: {line}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fuxi_notebook")
+    from .errors import ConfigurationError
+
+    parser = _Parser(prog="python -m fuxi_notebook")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="an agent fixes a failing test in a tiny project")
     _add_sessions_parser(commands)
@@ -48,11 +70,15 @@ def main(argv: list[str] | None = None) -> int:
 
         return asyncio.run(demo_main())
     if args.command == "sessions":
-        return _sessions_main(args)
+        try:
+            return _sessions_main(args)
+        except ConfigurationError as error:  # a bad id, a bad file, an output not written
+            _say("fuxi sessions", error)
+            return 2
     return 2
 
 
-def _add_sessions_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
+def _add_sessions_parser(commands: argparse._SubParsersAction[_Parser]
                          ) -> None:
     sessions = commands.add_parser(
         "sessions", help="list, show or export the fuxi sessions recorded in a notebook",
@@ -110,13 +136,13 @@ def _sessions_main(args: argparse.Namespace) -> int:
         else:
             _print(text)
     except ConfigurationError as error:
-        print(f"fuxi sessions: {' '.join(str(error).splitlines())}", file=sys.stderr)
+        _say("fuxi sessions", error)
         return 2
     except RecursionError:
-        print(f"fuxi sessions: {args.notebook} is nested too deeply to read", file=sys.stderr)
+        _say("fuxi sessions", f"{args.notebook} is nested too deeply to read")
         return 2
     for warning in warnings:
-        print(f"fuxi sessions: warning: {warning}", file=sys.stderr)
+        _say("fuxi sessions: warning", warning)
     return 0
 
 
@@ -130,15 +156,14 @@ def _cells_main(args: argparse.Namespace) -> int:
 
     folder = Path(args.cwd).expanduser().resolve()
     if get_session_info(args.session_id, folder) is None:
-        print(f"fuxi sessions: no saved session {args.session_id} in {folder}",
-              file=sys.stderr)
+        _say("fuxi sessions", f"no saved session {args.session_id} in {folder}")
         return 2
     messages = [m.message for m in get_session_messages(args.session_id, folder)]
     try:
         notebook = session_cells_notebook(args.session_id, messages, model=model_name(),
                                           cwd=str(folder))
     except ValueError as error:
-        print(f"fuxi sessions: {error}", file=sys.stderr)
+        _say("fuxi sessions", error)
         return 2
     _write_file(Path(args.output).expanduser(), json.dumps(notebook, indent=1))
     return 0
@@ -194,7 +219,7 @@ def _keep_main(args: argparse.Namespace) -> int:
             if kept.text is not None and not args.check:
                 _write_file(Path(name).expanduser(), kept.text)
         except ConfigurationError as error:
-            print(f"fuxi sessions keep: {' '.join(str(error).splitlines())}", file=sys.stderr)
+            _say("fuxi sessions keep", error)
             status = 2
             continue
         if kept.kept:

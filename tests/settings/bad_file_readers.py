@@ -50,6 +50,12 @@ class Row:
     #: (kinds) what this reader may accept without a word: a text file's "[[[" is text,
     #: FUXI.md is cut rather than refused, a folder's listing skips what is no file
     quiet: frozenset[str] = frozenset()
+    #: where the bad file goes when that depends on the project's folder (else `name`)
+    where: Callable[[Path], Path] | None = None
+
+    def path(self, folder: Path) -> Path:
+        """The bad file of this row for the project in `folder`."""
+        return self.where(folder) if self.where is not None else folder / self.name
 
 
 def _json(path: Path, data: Any) -> None:
@@ -116,6 +122,73 @@ def _notebook_store(folder: Path, bad: Path) -> list[str]:
     return said
 
 
+#: the session a transcript row reads (`resume`, `sessions cells`, the sessions API)
+SESSION = "5e55104e-0000-4000-8000-000000000035"
+
+
+def _transcript(folder: Path) -> Path:
+    """Where the local store keeps SESSION of the project in `folder` (FUXI_CONFIG_DIR is
+    `folder/user`)."""
+    from fuxi_notebook._internal.sessions.store import project_key_for_directory
+
+    return (folder / "user" / "projects" / project_key_for_directory(folder)
+            / f"{SESSION}.jsonl")
+
+
+def _sessions_api(folder: Path, bad: Path) -> list[str]:
+    """The sessions API's functions that read a transcript, as a script calls them."""
+    from fuxi_notebook import get_session_info, get_session_messages, list_sessions
+    from fuxi_notebook.errors import ConfigurationError
+
+    said = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for call in (lambda: list_sessions(folder), lambda: get_session_info(SESSION, folder),
+                     lambda: get_session_messages(SESSION, folder)):
+            try:
+                call()
+            except ConfigurationError as error:
+                said.append(str(error))
+    return said + [str(w.message) for w in caught]
+
+
+def _read_tool(folder: Path, bad: Path) -> list[str]:
+    """The agent's Read of a notebook file: its error is what the model reads."""
+    from fuxi_notebook._internal.tools.base import ToolContext, ToolError
+    from fuxi_notebook._internal.tools.files.file_tools import ReadTool
+
+    try:
+        asyncio.run(ReadTool().run({"file_path": str(bad)}, ToolContext(cwd=folder)))
+    except ToolError as error:
+        return [str(error)]
+    return []
+
+
+def _output_schema_cell(folder: Path, bad: Path) -> list[str]:
+    """`%%fuxi --output-schema FILE` in a real kernel: the cell's UsageError."""
+    import nbformat
+
+    from fuxi_notebook.testing import FakeMessagesServer, Turn, text
+    from fuxi_notebook.testing.frontend import NotebookFrontend
+
+    cells = [nbformat.v4.new_code_cell("%load_ext fuxi_notebook"),
+             nbformat.v4.new_code_cell(f"%%fuxi --output-schema {bad.name}\nhello")]
+    with FakeMessagesServer() as api:
+        api.add(Turn([text("a cell that ran")]))  # what a cell that runs would ask
+        env = {"FUXI_NOTEBOOK": str(folder / "nb.ipynb"), "ANTHROPIC_BASE_URL": api.url,
+               "ANTHROPIC_API_KEY": "sk-ant-test-key-for-the-kernel-0035", "FUXI_REPLAY": ""}
+        with NotebookFrontend(cwd=str(folder), cell_ids=False, env=env) as frontend:
+            if frontend.execute(cells[0]) != "ok":
+                raise AssertionError(cells[0].outputs)
+            if frontend.execute(cells[1]) == "ok":
+                return []
+            reply = frontend.last_reply
+    if reply.get("ename") != "UsageError" or any(
+            output["output_type"] == "error" for output in cells[1].outputs):
+        raise AssertionError(f"not one UsageError line: {reply} {cells[1].outputs}")
+    return [str(reply["evalue"])]
+
+
 def _style_chosen(folder: Path) -> None:
     _json(folder / "user" / "settings.json", {"outputStyle": "bad"})
 
@@ -160,13 +233,27 @@ ROWS: dict[str, Row] = {row.label: row for row in [
         run=lambda folder, bad: _query(folder, mcp_servers=bad)),
     Row("query: settings=path", "permissions.json",
         run=lambda folder, bad: _query(folder, settings=str(bad))),
+    Row("query: system_prompt file", "prompt.md", quiet=_TEXT, run=lambda folder, bad: _query(
+        folder, system_prompt={"type": "file", "path": str(bad)})),
+    # the git branch a transcript notes: a bad file means no branch, never a hang
+    _in_query(".git", quiet=frozenset(KINDS)),
+    _in_query(".git/HEAD", quiet=frozenset(KINDS)),
+    Row("query: resume", f"{SESSION}.jsonl", where=_transcript,
+        run=lambda folder, bad: _query(folder, resume=SESSION)),
+    Row("query: continue_conversation", f"{SESSION}.jsonl", where=_transcript,
+        run=lambda folder, bad: _query(folder, continue_conversation=True)),
+    Row("sessions API", f"{SESSION}.jsonl", where=_transcript, run=_sessions_api),
+    Row("sessions cells", f"{SESSION}.jsonl", where=_transcript,
+        command=("sessions", "cells", SESSION, "-o", "out.ipynb")),
+    Row("Read: a notebook", "nb.ipynb", run=_read_tool),
+    Row("%%fuxi --output-schema FILE", "schema.json", run=_output_schema_cell),
 ]}
 
 
 def main(row: str, folder: str) -> None:
     chosen = ROWS[row]
     assert chosen.run is not None
-    print(json.dumps(chosen.run(Path(folder), Path(folder) / chosen.name)))
+    print(json.dumps(chosen.run(Path(folder), chosen.path(Path(folder)))))
 
 
 if __name__ == "__main__":

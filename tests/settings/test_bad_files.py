@@ -49,7 +49,7 @@ def test_a_bad_file_is_one_line_wherever_it_is_read(tmp_path, row, kind):
     (tmp_path / "home").mkdir()
     if reader.setup is not None:
         reader.setup(folder)
-    bad = folder / reader.name
+    bad = reader.path(folder)
     bad.parent.mkdir(parents=True, exist_ok=True)
     KINDS[kind](bad)
     if reader.command:

@@ -242,22 +242,34 @@ def _git_branch(cwd: Path) -> str | None:
 
 
 def _read_git_branch(cwd: Path) -> str | None:
-    from ..common.reading import note
+    """The branch `HEAD` names in the repository around `cwd` (None: none, detached, or
+    unreadable). `.git` (a folder, or a worktree's `gitdir:` file) and `HEAD` come with a
+    checkout, so they are read by the bounded reader: a FIFO, a device or a huge file
+    there is no branch, never a hang or a full memory."""
+    from ..common.reading import note, read_inside
 
     for folder in (cwd, *cwd.parents):
         dot_git = folder / ".git"
         note(dot_git)
+        if not os.path.lexists(dot_git):
+            continue
         try:
-            if dot_git.is_file():  # a worktree: `gitdir: <its folder in the main repo>`
-                dot_git = folder / dot_git.read_text().partition("gitdir:")[2].strip()
+            if not dot_git.is_dir():  # a worktree: `gitdir: <its folder in the main repo>`
+                pointer = read_inside(dot_git, None, _MAX_GIT_FILE_CHARS)
+                if pointer is None or pointer.truncated:
+                    return None
+                dot_git = folder / pointer.text.partition("gitdir:")[2].strip()
                 note(dot_git)
-            if dot_git.is_dir():
-                note(dot_git / "HEAD")
-                head = (dot_git / "HEAD").read_text().strip()
-                return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else None
-        except OSError:
+            head = read_inside(dot_git / "HEAD", None, _MAX_GIT_FILE_CHARS)
+        except (OSError, ValueError, ConfigurationError):  # not a file, not UTF-8, ...
             return None
+        text = head.text.strip() if head is not None and not head.truncated else ""
+        return text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else None
     return None
+
+
+#: `.git` and `HEAD` hold one line (a path, a ref): anything longer is no branch
+_MAX_GIT_FILE_CHARS = 4096
 
 
 async def recorded(messages: AsyncGenerator[Message, None], session: Session,

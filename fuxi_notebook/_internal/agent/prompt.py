@@ -13,7 +13,8 @@ from typing import Any
 
 from ...options import FuxiAgentOptions
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "PRESETS", "system_blocks", "system_prompt_texts"]
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "MAX_PROMPT_FILE_CHARS", "PRESETS", "system_blocks",
+           "system_prompt_texts"]
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are Fuxi, an autonomous software agent working for the user through tools.
@@ -28,6 +29,9 @@ Environment:
 """
 
 PRESETS = ("fuxi_code", "claude_code")  # the comparable SDK's name, after the rename too
+#: a `system_prompt` file longer than this is refused: about a million tokens, more than
+#: any model's context window holds
+MAX_PROMPT_FILE_CHARS = 4 << 20
 
 
 def system_prompt_texts(prompt: Any, cwd: Path) -> list[str]:
@@ -50,15 +54,25 @@ def system_prompt_texts(prompt: Any, cwd: Path) -> list[str]:
         path = Path(prompt["path"]).expanduser()
         if not path.is_absolute():
             path = cwd / path
-        try:
-            return [path.read_text(encoding="utf-8")]
-        except OSError as error:
-            raise ConfigurationError(f"system_prompt file {str(path)!r} cannot be read: "
-                                     f"{error.strerror or error}") from None
+        return [_prompt_file(path)]
     raise ConfigurationError(
         "system_prompt must be None, a string, {'type': 'preset', 'preset': 'fuxi_code', "
         "'append': ...}, {'type': 'custom', 'prompt': ...} or {'type': 'file', 'path': ...}; "
         f"not {prompt!r}")
+
+
+def _prompt_file(path: Path) -> str:
+    """The whole text of a `system_prompt` file, through the bounded reader (a FIFO, a
+    device, a file over MAX_PROMPT_FILE_CHARS or not UTF-8 is one ConfigurationError line
+    naming it: half a prompt is never sent)."""
+    from ...errors import ConfigurationError
+    from ..common.reading import read_config
+
+    text = read_config(path, None, MAX_PROMPT_FILE_CHARS, "system_prompt file")
+    if text is None:
+        raise ConfigurationError(f"system_prompt file {path} cannot be read: No such file "
+                                 "or directory")
+    return text
 
 
 def system_blocks(options: FuxiAgentOptions, cwd: Path, project: Any = None

@@ -7,6 +7,11 @@ either. Every problem is a `ConfigurationError` naming the server and the field,
 reads as one line, not a traceback from a subprocess. In JSON (string or file), `${VAR}`
 and `${VAR:-default}` in commands, arguments, env values, URLs and headers are replaced
 from the environment, as `.mcp.json` files expect; Python dicts are taken literally.
+What a connection could not carry is refused here too, after that expansion, so query(),
+a notebook's `--mcp-config` and ACP's `session/new` refuse it alike instead of failing to
+connect later: a control character (a tab, a line break, NUL, DEL, C1) in a remote
+server's URL or header value, a header name that is no HTTP token, NUL in a stdio
+server's command, arguments, environment or folder.
 """
 
 from __future__ import annotations
@@ -121,6 +126,11 @@ class McpStatusResponse(TypedDict):
 
 
 _TYPES = ("stdio", "http", "sse", "sdk")
+#: what no HTTP request line or header can carry: C0 controls (tab and line breaks among
+#: them), DEL and C1 controls
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: an HTTP header name (RFC 9110's token)
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -182,25 +192,34 @@ def _server(name: str, config: Any, expand: bool) -> McpServerConfig:
                                  f"of {', '.join(_TYPES)})")
     field = _Fields(name, expand)
     if kind == "stdio":
-        stdio: McpStdioServerConfig = {"type": "stdio",
-                                       "command": field.text(config, "command"),
-                                       "args": field.texts(config, "args")}
-        if "env" in config:
-            stdio["env"] = field.mapping(config, "env")
-        if "cwd" in config:
-            stdio["cwd"] = field.text(config, "cwd")
-        return stdio
+        return _stdio(field, config)
     if kind == "sdk":
         return _sdk(name, config)
-    url = field.text(config, "url")
+    url = field.sendable("url", field.text(config, "url"))
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(f"MCP server {name!r}: url must be an http:// or https:// "
                                  f"URL with a host, not {url!r}")
     remote: dict[str, Any] = {"type": kind, "url": url}
     if "headers" in config:
-        remote["headers"] = field.mapping(config, "headers")
+        remote["headers"] = {field.header_name(key): field.sendable(f"headers[{key!r}]", value)
+                             for key, value in field.mapping(config, "headers").items()}
     return remote  # type: ignore[return-value]
+
+
+def _stdio(field: _Fields, config: Mapping[str, Any]) -> McpStdioServerConfig:
+    """A stdio server's fields; NUL, which no command line or environment can hold, is
+    refused here rather than when the process fails to start."""
+    command = field.no_nul("command", field.text(config, "command"))
+    stdio: McpStdioServerConfig = {"type": "stdio", "command": command,
+                                   "args": [field.no_nul("args", arg)
+                                            for arg in field.texts(config, "args")]}
+    if "env" in config:
+        stdio["env"] = {field.no_nul("env", key): field.no_nul(f"env[{key!r}]", value)
+                        for key, value in field.mapping(config, "env").items()}
+    if "cwd" in config:
+        stdio["cwd"] = field.no_nul("cwd", field.text(config, "cwd"))
+    return stdio
 
 
 def _sdk(name: str, config: Mapping[str, Any]) -> McpSdkServerConfig:
@@ -241,6 +260,27 @@ class _Fields:
             return found
 
         return _VARIABLE.sub(replace, text)
+
+    def sendable(self, field: str, value: str) -> str:
+        """`value` (a URL, a header value), refused if HTTP cannot carry it: a control
+        character would fail the connection later, or split a header in two."""
+        found = _CONTROL.search(value)
+        if found is not None:
+            raise self._fail(field, f"holds the control character U+{ord(found[0]):04X} "
+                                    f"at position {found.start()}, which HTTP cannot carry")
+        return value
+
+    def header_name(self, name: str) -> str:
+        if not _TOKEN.fullmatch(name):
+            raise self._fail(f"headers[{name!r}]", "is not an HTTP header name (letters, "
+                                                   "digits and !#$%&'*+-.^_`|~ only)")
+        return name
+
+    def no_nul(self, field: str, value: str) -> str:
+        if "\x00" in value:
+            raise self._fail(field, "holds a NUL character, which no command line or "
+                                    "environment can carry")
+        return value
 
     def text(self, config: Mapping[str, Any], field: str) -> str:
         value = config.get(field)

@@ -15,16 +15,20 @@ import os
 import re
 import shutil
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, NotRequired, Protocol, TypedDict, cast, runtime_checkable
 
 from ...errors import ConfigurationError
 from ..common.private_dirs import make_private_dirs
+from ..common.reading import check_depth
 from ..common.switches import config_dir
 from .entries import SessionStoreEntry, fold_summary, timestamp_ms
 
 __all__ = [
+    "MAX_TRANSCRIPT_BYTES",
+    "MAX_TRANSCRIPT_DEPTH",
     "FileSessionStore",
     "InMemorySessionStore",
     "SessionKey",
@@ -45,6 +49,17 @@ SessionStoreFlushMode = Literal["batched", "eager"]
 
 #: Longer project keys are cut to this length and given a hash of the whole path.
 MAX_PROJECT_KEY = 200
+#: A session transcript bigger than this is not read (`Unreadable`, one line), as a
+#: notebook is not (MAX_NOTEBOOK_BYTES, the same cap). A transcript keeps every message of
+#: a session, compacted ones too, so it may outgrow what one request can carry (32 MB),
+#: but a real one stays far below: a thousand turns of 50 KB (50 MB), or ten 5 MB images
+#: read as base64 (67 MB), are well under it; parsed, it takes several times its size in
+#: memory.
+MAX_TRANSCRIPT_BYTES = 128 << 20
+#: An entry nested deeper than this is refused: an entry is about 6 levels, a tool's input
+#: or result inside it some more; the code that walks entries must stay far from the
+#: recursion limit.
+MAX_TRANSCRIPT_DEPTH = 128
 
 
 class SessionKey(TypedDict):
@@ -300,19 +315,38 @@ class FileSessionStore:
         return self.read(key)
 
     def read(self, key: SessionKey) -> list[dict[str, Any]] | None:
-        """The entries; lines that are not a JSON object (a torn write) are skipped."""
-        try:
-            raw = self.path(key).read_bytes()
-        except FileNotFoundError:
+        """The entries; lines that are not a JSON object (a torn write) are skipped.
+
+        The file is read by the bounded reader (common/reading.py): anything could have
+        been put under the store's name (a FIFO would block, a link to /dev/zero or a file
+        over MAX_TRANSCRIPT_BYTES fill memory), and that is one `Unreadable` line naming
+        it, as is a line nested deeper than MAX_TRANSCRIPT_DEPTH, or a file with content
+        and not one entry (no session was ever written so)."""
+        from ..common.reading import Unreadable, read_bounded
+
+        path = self.path(key)
+        raw = read_bounded(path, limit=MAX_TRANSCRIPT_BYTES,
+                           where=f"cannot read the session transcript {path}")
+        if raw is None:
             return None
         entries = []
         for line in raw.split(b"\n"):
             try:
                 entry = json.loads(line) if line.strip() else None
+            except RecursionError:
+                raise Unreadable(f"the session transcript {path} is nested too deeply to "
+                                 "read") from None
             except ValueError:
                 continue
             if isinstance(entry, dict):
+                try:
+                    check_depth(entry, str(path), MAX_TRANSCRIPT_DEPTH)
+                except ConfigurationError as error:
+                    raise Unreadable(f"the session transcript {error}") from None
                 entries.append(entry)
+        if not entries and raw.strip():
+            raise Unreadable(f"the session transcript {path} holds no entry: no line of it "
+                             "is a JSON object in UTF-8")
         return entries
 
     def file_size(self, key: SessionKey) -> int | None:
@@ -340,9 +374,20 @@ class FileSessionStore:
         return [{"session_id": stem, "mtime": ns // 1_000_000} for ns, stem in sorted(found)]
 
     async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        """Every readable session; one that cannot be read is left out with a warning of
+        one line naming it, so that it hides no other."""
         listing = await self.list_sessions(project_key)
-        return _summaries(listing, lambda sid: self.read(
+        return _summaries(listing, lambda sid: self._readable(
             {"project_key": project_key, "session_id": sid}))
+
+    def _readable(self, key: SessionKey) -> list[dict[str, Any]] | None:
+        from ..common.reading import Unreadable
+
+        try:
+            return self.read(key)
+        except Unreadable as error:
+            warnings.warn(str(error), stacklevel=3)
+            return None
 
     async def delete(self, key: SessionKey) -> None:
         """The session file and its side transcripts, or one side transcript."""

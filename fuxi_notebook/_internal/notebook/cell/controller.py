@@ -216,19 +216,26 @@ class NotebookAgent:
                 return value  # a pydantic model class (Session checks it is one)
         elif given.lstrip().startswith(("{", "[")):
             value = _json(given, "--output-schema's JSON")
-        else:
+        else:  # a file anyone may have put there: the bounded reader, failures one line
+            from ...common.reading import (
+                MAX_JSON_FILE_BYTES,
+                Unreadable,
+                load_json,
+                read_bounded,
+            )
+
             path = Path(cwd or ".").expanduser() / Path(given).expanduser()
+            where = f"--output-schema file {path}"
             try:
-                text = path.read_text(encoding="utf-8", errors="replace") if (
-                    path.is_file()) else None
-            except OSError:  # a name too long for a path, a file that cannot be read
-                text = None
-            if text is None:
+                data = read_bounded(path, limit=MAX_JSON_FILE_BYTES, where=where)
+                value = load_json(data, where) if data is not None else None
+            except Unreadable as error:
+                raise UsageError(f"%%fuxi: {error}") from None
+            if data is None:  # no such file (a name too long for a path is none either)
                 shown = given if len(given) <= 80 else given[:80] + "…"
                 raise UsageError(f"%%fuxi: --output-schema takes inline JSON, a .json file or "
                                  f"the name of a variable holding a schema or a pydantic "
                                  f"model class; {shown!r} is none of these")
-            value = _json(text, str(path))
         if isinstance(value, dict) and value.get("type") != "json_schema":
             value = {"type": "json_schema", "schema": value}
         return value

@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ....errors import ConfigurationError
 from ...common.media import IMAGE_HEAD_BYTES, image_type
+from ...common.reading import check_depth, read_bounded
 from ..base import DeclaredTool, Reach, ToolContext, ToolError, ToolOutput
 from ..truncate import cap_head_tail, cap_line
 from .fsutil import atomic_write, ensure_fresh, number_line, remember_file
@@ -19,6 +21,11 @@ __all__ = ["EditTool", "ReadTool", "WriteTool", "folder_rule"]
 DEFAULT_READ_LINES = 2000
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_NOTEBOOK_CHARS = 100_000
+#: a notebook file bigger than this is not read (the cap of sessions/notebook_file.py)
+MAX_NOTEBOOK_FILE_BYTES = 128 * 1024 * 1024
+#: a notebook nested deeper than this is not read: one is about 8 levels, its outputs'
+#: JSON some more (sessions/notebook_file.py's cap)
+MAX_NOTEBOOK_DEPTH = 128
 SNIPPET_CONTEXT = 3
 SNIPPET_MAX_LINES = 30
 IMAGE_TYPES = {
@@ -147,11 +154,24 @@ def _read_image(path: Path, media_type: str) -> ToolOutput:
 
 
 def _read_notebook(path: Path, input: dict[str, Any]) -> ToolOutput:
-    """Notebooks as cells; a file that is not valid notebook JSON is read as plain text."""
+    """Notebooks as cells; a file that is not notebook JSON is read as plain text. The
+    file may be anyone's: it is read by the bounded reader (a regular file of at most
+    MAX_NOTEBOOK_FILE_BYTES, at most MAX_NOTEBOOK_DEPTH deep), and what cannot be read so
+    is a ToolError of one line the model reads."""
     try:
-        notebook = json.loads(path.read_bytes())
+        data = read_bounded(path, limit=MAX_NOTEBOOK_FILE_BYTES,
+                            where=f"Could not read the notebook {path}")
+        if data is None:
+            raise ToolError(f"File does not exist: {path}.")
+        notebook = json.loads(data.decode("utf-8-sig"))
+        check_depth(notebook, f"The notebook {path}", MAX_NOTEBOOK_DEPTH)
         text = render_notebook(notebook)
-    except (ValueError, AttributeError):
+    except RecursionError:
+        raise ToolError(f"The notebook {path} is nested too deeply to read (more than "
+                        f"{MAX_NOTEBOOK_DEPTH} levels).") from None
+    except ConfigurationError as error:  # Unreadable (read_bounded), too deep (check_depth)
+        raise ToolError(str(error)) from None
+    except (ValueError, AttributeError):  # not UTF-8, not JSON, not a notebook's shape
         return _read_text(path, input.get("offset"), input.get("limit"))
     return ToolOutput(content=cap_head_tail(text, MAX_NOTEBOOK_CHARS))
 
