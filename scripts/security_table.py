@@ -56,10 +56,64 @@ TARGETS = [
     "tests/sessions/test_redact.py::test_a_secret_env_value_counts_from_eight_characters",
     "tests/sessions/test_redact.py::test_an_explicit_secret_counts_from_four_characters",
     "tests/sessions/test_redact.py::test_a_secret_inside_the_marker_does_not_grow_earlier_markers",
+    # issue 35: the four promises, each held at one place
+    "tests/notebook/test_replay_runs_what_it_shows.py",
+    "tests/notebook/test_undo_loses_nothing.py",
+    *(f"tests/checkpoints/test_file_checkpoints.py::test_a_{name}" for name in (
+        "rewind_never_writes_through_a_folder_turned_into_a_link",
+        "rewind_does_not_replace_a_link_at_the_files_own_name", "mode_only_change_is_rewound",
+        "file_whose_folder_is_gone_is_restored_with_it",
+        "restore_outside_the_working_folders_is_refused")),
+    "tests/notebook/test_reload_while_a_cell_runs.py",
+    "tests/notebook/test_failed_prompt_left_out.py",
+    "tests/agent/test_wire.py::test_a_prompt_the_api_never_answered_is_not_sent_again",
+    "tests/agent/test_store_writes.py::test_each_entry_reaches_each_destination_once_with_one_uuid",
+    "tests/notebook/test_cell_change_guard.py",
+    "tests/notebook/test_change_cases.py",
+    "tests/notebook/test_headless_notebook_guess.py",
+    "tests/settings/test_bad_files.py",
+    "tests/sessions/test_store_bad_transcripts.py",
+    "tests/sessions/test_cli_one_line.py",
+    "tests/mcp/test_remote_config_characters.py",
+    "tests/acp/test_acp_bad_input.py",
+    "tests/acp/test_acp_bad_transcript.py",
+    "tests/acp/test_acp_permission_shown.py",
+    "tests/acp/test_acp_question_shown.py",
+    "tests/sessions/test_split_secrets.py",
+    "tests/sessions/test_split_secrets_stored.py",
+    "tests/notebook/test_kernel_output_redaction.py",
+    "tests/notebook/test_live_view_split_secrets.py",
+    "tests/acp/test_acp_split_secrets.py",
+    "tests/test_wire_body.py::test_a_message_replaced_by_a_copy_sharing_its_content_is_encoded_again",
 ]
 
 #: (category, pattern on "module.function"); the first match decides.
 CATEGORIES = [
+    ("A replay runs only what its consent card shows: the card drawn from the very tools "
+     "that run, a RunCell showing and running the code it runs (issue 35, finding 1)",
+     r"test_replay_runs_what_it_shows|check_runs|what_a_call_would_do"),
+    ("Undo and rewinds lose nothing: state compared before writing, no link followed, "
+     "nothing outside the working folders, what cannot be undone named (findings 2-4)",
+     r"test_undo_loses_nothing|test_file_checkpoints\.test_a_(rewind|mode_only|file_whose|"
+     r"restore_outside)"),
+    ("A run's record and conversation: a reloaded tab, a failed prompt, store entries "
+     "once (findings 5-7)",
+     r"test_reload_while|test_failed_prompt|never_answered|reaches_each_destination"),
+    ("Cell changes: one table for the extension and its emulation, cells changed since "
+     "never overwritten (finding 18)", r"test_change_cases|test_cell_change_guard"),
+    ("A headless run's notebook: a planted notebook is never replayed (finding 8)",
+     r"test_headless_notebook_guess"),
+    ("Files the product did not write, and bad arguments: one bounded reader, one line "
+     "(finding 9 and its class)",
+     r"test_bad_files|test_store_bad_transcripts|test_cli_one_line|test_remote_config"),
+    ("ACP: bad input one JSON-RPC error, asks that show what runs (findings 10, 11)",
+     r"test_acp_(bad_input|bad_transcript|permission_shown|question_shown)"),
+    ("Secrets split across pieces, and every field a kernel message shows (finding 13 "
+     "and its class)", r"split_secrets|test_kernel_output_redaction"),
+    ("Mutations that survived the suite (findings 12, 14-17)",
+     r"protected_dot_file|names_no_protected_file|string_is_not_the_users|"
+     r"called_from_the_users_code|only_the_prompt|copy_sharing_its_content|"
+     r"hidden_character_only_in_a_key"),
     ("Replayed records: the card lists every call that runs, whole and with hidden "
      "characters revealed; records that read more than one way are refused (issue 18, "
      "findings 1-6)", r"test_replay_forged_kernel|test_replay_plan|approval_card_shows_hidden"),
