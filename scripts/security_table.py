@@ -84,6 +84,13 @@ TARGETS = [
     "tests/notebook/test_kernel_output_redaction.py",
     "tests/notebook/test_live_view_split_secrets.py",
     "tests/acp/test_acp_split_secrets.py",
+    "tests/sessions/test_split_secrets_cut.py",
+    "tests/sessions/test_split_secrets_cut_stored.py",
+    "tests/notebook/test_kernel_cut_secrets.py",
+    "tests/notebook/test_kernel_context_cut_secrets.py",
+    "tests/notebook/test_terminal_secrets.py",
+    "tests/notebook/test_call_detail_fields.py",
+    "tests/acp/test_acp_cut_secrets.py",
     "tests/test_wire_body.py::test_a_message_replaced_by_a_copy_sharing_its_content_is_encoded_again",
 ]
 
@@ -108,8 +115,10 @@ CATEGORIES = [
      r"test_bad_files|test_store_bad_transcripts|test_cli_one_line|test_remote_config"),
     ("ACP: bad input one JSON-RPC error, asks that show what runs (findings 10, 11)",
      r"test_acp_(bad_input|bad_transcript|permission_shown|question_shown)"),
-    ("Secrets split across pieces, and every field a kernel message shows (finding 13 "
-     "and its class)", r"split_secrets|test_kernel_output_redaction"),
+    ("Secrets split across pieces or cut by a cap (redacted whole, then cut), every field "
+     "a kernel message shows, the terminal's answer and questions (finding 13 and its "
+     "class)", r"split_secrets|cut_secrets|test_kernel_output_redaction|test_terminal_secrets|"
+     r"test_call_detail_fields"),
     ("Mutations that survived the suite (findings 12, 14-17)",
      r"protected_dot_file|names_no_protected_file|string_is_not_the_users|"
      r"called_from_the_users_code|only_the_prompt|copy_sharing_its_content|"

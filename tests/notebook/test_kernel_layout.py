@@ -25,7 +25,7 @@ def _outputs(messages, msg_id):
     kept = _Outputs()
     for message in messages:
         if message["parent_header"].get("msg_id") == msg_id:
-            kept.add(message)
+            kept.add_message(message)
     return kept.items
 
 

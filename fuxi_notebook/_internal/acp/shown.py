@@ -20,7 +20,8 @@ readable in those three, whatever the input holds:
 - text shown as it is (`verbatim`: the trust question's hook commands and servers) is a
   fenced block, revealed, with the same warning.
 
-Secrets are redacted first (sessions/redact.py), keys too, as on every channel out.
+Secrets are redacted first (sessions/redact.py), keys too, as on every channel out, and
+every cut here is made on the redacted text (`redacted_head`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..common.visible import Revealed, reveal
-from ..sessions.redact import redact, redact_text
+from ..sessions.redact import redact, redact_text, redacted_head
 from ..sessions.text.markdown import code_span, fence
 
 __all__ = ["MAX_SHOWN_CHARS", "always_allow_name", "described", "label", "title", "verbatim"]
@@ -101,8 +102,9 @@ def title(name: str, tool_input: Mapping[str, Any]) -> str:
         lines = _lines(reveal(safe[key]).text)
         head = lines[0].strip()
         if len(head) > _TITLE_CHARS:
-            more.append(f"+{len(head) - _TITLE_CHARS + 1:,} more characters")
-            head = head[:_TITLE_CHARS - 1] + "…"
+            head, left = redacted_head(head, _TITLE_CHARS - 1)  # never cut before redacted
+            more.append(f"+{left:,} more characters")
+            head += "…"
         if len(lines) > 1:
             more.append(f"+{_count(len(lines) - 1, 'more line')}")
         if len(fields) > 1:
@@ -182,10 +184,10 @@ def _field(field: _Field, *, in_diff: bool) -> list[str]:
 def _block(text: str, language: str) -> list[str]:
     if len(text) <= MAX_SHOWN_CHARS:
         return [fence(text, language)]
-    rest = text[MAX_SHOWN_CHARS:]
-    breaks = _count(rest.count("\n"), "more line break")
-    return [fence(text[:MAX_SHOWN_CHARS], language), "",
-            f"… and {_count(len(rest), 'more character')} ({breaks}) not shown here."]
+    head, left = redacted_head(text, MAX_SHOWN_CHARS)  # never cut before redacted
+    breaks = _count(text.count("\n") - head.count("\n"), "more line break")
+    return [fence(head, language), "",
+            f"… and {_count(left, 'more character')} ({breaks}) not shown here."]
 
 
 def always_allow_name(updates: Iterable[Any]) -> str | None:

@@ -33,7 +33,7 @@ from ...types import (
 )
 from ..common.reminders import REMINDER_OPEN, is_summary
 from ..common.visible import reveal
-from ..sessions.redact import StreamRedactor, redact, redact_text
+from ..sessions.redact import StreamRedactor, redact, redact_text, redacted_head
 from ..tools.base import reach_of
 from ..tools.task_list import CHANGING_TOOLS, TASK_TOOLS, parse_checklist
 from . import shown
@@ -298,10 +298,8 @@ def _capped_text(content: Any) -> str:
                          if isinstance(b, Mapping) and b.get("type") == "text")
     else:
         text = "" if content is None else str(content)
-    if len(text) > MAX_RESULT_CHARS:
-        text = (text[:MAX_RESULT_CHARS] + f"\n… ({len(text) - MAX_RESULT_CHARS:,} more "
-                "characters went to the model)")
-    return redact_text(text)
+    shown, left = redacted_head(text, MAX_RESULT_CHARS)  # redacted whole, then cut
+    return f"{shown}\n… ({left:,} more characters went to the model)" if left else shown
 
 
 def _content(content: Any) -> list[Any]:

@@ -13,6 +13,13 @@ redaction every such channel uses: a piece's end that more text could turn into 
 waits for the next piece, so what is sent, joined, is what redacting the whole would give,
 and the rest of a secret whose start had to be sent is still replaced. `settled` is the same
 for an output shown whole as it grows (a running call's output so far).
+
+A text that was cut is redacted whole first, then cut (`redacted_head`). A tool's output is
+cut for the model before anything here sees it (`tools/truncate.py`, which marks each cut:
+`CUT_MARK`): `redact` finds the marks and redacts each side of a cut on its own, without
+what could be part of a secret the cut split (the end before it that more text could have
+made a secret, the start after it up to a line break), so no part of a split secret
+leaves, whichever channel sends the output, and redacting again changes nothing.
 """
 
 from __future__ import annotations
@@ -25,9 +32,10 @@ from typing import Any
 
 from ..common.reading import environment
 from ..common.secret_names import is_secret_env_name
+from ..tools.truncate import CUT_MARK
 
-__all__ = ["HOLD_LIMIT", "REDACTED", "StreamRedactor", "redact", "redact_text", "settled",
-           "unfinished_secret"]
+__all__ = ["HOLD_LIMIT", "REDACTED", "StreamRedactor", "redact", "redact_text", "redacted_head",
+           "settled", "unfinished_secret"]
 
 REDACTED = "[REDACTED]"
 
@@ -96,13 +104,15 @@ def redact(value: Any, *, secrets: Iterable[str] = ()) -> Any:
     image/document sources, and the `signature` of thinking blocks (redacting them would
     only corrupt them, they are not readable text).
     """
-    literals = _literal_secrets(tuple(secrets))
-    return _walk(value, lambda text: _redact_text(text, literals))
+    explicit = tuple(secrets)
+    literals = _literal_secrets(explicit)
+    return _walk(value, lambda text: _redact_cut(text, explicit, literals))
 
 
 def redact_text(text: str, *, secrets: Iterable[str] = ()) -> str:
     """`redact` for a single string."""
-    return _redact_text(text, _literal_secrets(tuple(secrets)))
+    explicit = tuple(secrets)
+    return _redact_cut(text, explicit, _literal_secrets(explicit))
 
 
 def _walk(value: Any, fix: Callable[[str], str]) -> Any:
@@ -437,3 +447,118 @@ def settled(text: str, *, secrets: Iterable[str] = ()) -> str:
     redacted: without the end that more output could turn into a secret."""
     explicit = tuple(secrets)
     return redact_text(text[:_open_start(text, explicit)], secrets=explicit)
+
+
+# --- cuts ---------------------------------------------------------------------------------
+
+def redacted_head(text: str, limit: int, *, secrets: Iterable[str] = ()) -> tuple[str, int]:
+    """(the first `limit` characters of `text` redacted whole, how many characters of the
+    redacted text were left out): how a text is cut to be shown (a summary, a title, a
+    capped detail), so the cut never falls inside a secret that redaction then could not
+    recognise. The caller says, its own way, that something was left out."""
+    whole = redact_text(text, secrets=secrets)
+    limit = max(limit, 0)
+    return whole[:limit], max(0, len(whole) - limit)
+
+
+def _redact_cut(text: str, explicit: tuple[str, ...], literals: re.Pattern[str] | None) -> str:
+    """`_redact_text`, each side of a cut a tool's cap made (`CUT_MARK`) on its own and
+    without what could be part of a secret the cut split: before a cut, the end more text
+    could have made a secret (`settled`'s boundary); after it, the start up to its first
+    line break, or further, to the end of a private key block or of a literal secret with
+    line breaks whose start was cut off."""
+    if "truncated" not in text:  # no mark: the usual case, found without a search
+        return _redact_text(text, literals)
+    marks = list(CUT_MARK.finditer(text))
+    if not marks:
+        return _redact_text(text, literals)
+    out: list[str] = []
+    start, tail, open_before = 0, False, False
+    for mark in [*marks, None]:
+        piece = text[start:mark.start() if mark is not None else len(text)]
+        if tail:
+            piece = piece[_rest_start(piece, explicit, after_open=open_before):]
+        if mark is None:
+            out.append(_redact_text(piece, literals))
+        else:
+            shown, open_before = _settled_head(piece, explicit, literals)
+            out.append(shown)
+            out.append(mark.group(0))
+            start, tail = mark.end(), mark.group("middle") is not None
+    return "".join(out)
+
+
+#: At most this many times is a head cut again after redaction changed its end.
+_SETTLE_ROUNDS = 16
+
+
+def _settled_head(text: str, explicit: tuple[str, ...], literals: re.Pattern[str] | None
+                  ) -> tuple[str, bool]:
+    """(`text`, cut at its end, redacted and without an end that more text could have
+    made a secret; whether such an end was left out). A redacted end can look open where
+    the raw one did not (a quote after `[REDACTED]`): it is cut again, so redacting the
+    result again changes nothing."""
+    end = _settled_end(text, explicit)
+    shown = _redact_text(text[:end], literals)
+    for _ in range(_SETTLE_ROUNDS):
+        again = _settled_end(shown, explicit)
+        if again == len(shown):
+            break
+        shown = _redact_text(shown[:again], literals)
+    return shown, end < len(text)
+
+
+def _settled_end(text: str, explicit: tuple[str, ...]) -> int:
+    """Where `text`, cut at its end, may end: before any end that more text could have
+    made a secret (again and again, so redacting the result again cuts nothing more)."""
+    end = len(text)
+    while True:
+        cut = _open_start(text[:end], explicit)
+        if cut >= end:
+            return end
+        end = cut
+
+
+_KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+
+
+def _rest_start(text: str, explicit: tuple[str, ...], *, after_open: bool) -> int:
+    """Where `text`, cut at its start, may start: at a line break, past the end of a
+    private key block or of a literal secret whose start was cut off. `after_open`: the
+    text before the cut ended in what could be the start of a secret, whose rest may
+    follow blank space or a line break (`Bearer` then its token): the first line with
+    something on it goes too. A text that starts with a line break and continues nothing
+    is left whole (so redacting the result again cuts nothing more)."""
+    start = len(text) - len(text.lstrip()) if after_open else 0
+    while True:
+        reach = max(_key_rest(text, start), start + _secret_rest(text[start:], explicit))
+        if reach == start and (start == len(text) or text[start] == "\n"):
+            return start
+        line = text.find("\n", reach)
+        start = len(text) if line < 0 else line
+
+
+def _key_rest(text: str, start: int) -> int:
+    """The end of a private key block whose start is not in `text[start:]` (its end line
+    comes before any begin line), or `start`."""
+    if text.find("PRIVATE KEY-----", start) < 0:
+        return start
+    end = _KEY_END.search(text, start)
+    if end is None or text.find("-----BEGIN ", start, end.start()) >= 0:
+        return start
+    return end.end()
+
+
+def _secret_rest(text: str, explicit: tuple[str, ...]) -> int:
+    """How many characters at the start of `text` end a literal secret that holds a line
+    break (its start cut off). One without line breaks ends on the line the cut fell in,
+    which `_rest_start` leaves out anyway."""
+    found = {s for s in explicit if isinstance(s, str) and len(s) >= _MIN_EXPLICIT}
+    found |= _secret_env_values()
+    longest = 0
+    for secret in (s for s in found if "\n" in s):
+        for size in range(min(len(secret) - 1, len(text)), longest, -1):
+            if text.startswith(secret[-size:]):
+                longest = size
+                break
+    return longest

@@ -2,13 +2,27 @@
 
 Head and tail are both kept because the start of an output says what ran and the end
 usually holds the verdict (the error, the summary line, the exit status).
+
+Every cut made here is marked (`CUT_MARK`): the text on either side of a cut may hold part
+of a secret the cut split, which redaction could not recognise from that part alone. The
+model sees the output as it is; everything that leaves the process is redacted
+(`sessions/redact.py`), which finds these marks and hides what either side of a cut could
+hold of a split secret. So an output is cut here, or by `redact.redacted_head` above this
+layer (redacted whole, then cut), never by slicing it.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["HeadTailBuffer", "cap_head_tail", "cap_line", "join_head_tail", "strip_ansi"]
+__all__ = ["CUT_MARK", "HeadTailBuffer", "cap_head_tail", "cap_line", "join_head_tail",
+           "strip_ansi"]
+
+#: Where a cap here cut a text: the text before a mark was cut at its end; after
+#: `join_head_tail`'s middle notice (group `middle`) the text was cut at its start too,
+#: while what follows `cap_line`'s mark is the next line, whole.
+CUT_MARK = re.compile(r"(?P<middle>\n\n\.\.\. \[\d+ (?:characters|bytes of output) truncated\]"
+                      r" \.\.\.\n\n)|\.\.\. \[line truncated, \d+ more characters\]")
 
 _ANSI_RE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves

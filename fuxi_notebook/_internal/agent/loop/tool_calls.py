@@ -24,6 +24,7 @@ from ....types import (
     block_to_wire,
     new_uuid,
 )
+from ...sessions.redact import redacted_head
 from ...tools.base import ToolError, ToolOutput, reach_of
 from ...tools.progress import calling
 from .relay import relayed
@@ -245,7 +246,8 @@ def _input_summary(tool_input: dict[str, Any]) -> str:
     value = next((tool_input[k] for k in _SUMMARY_KEYS if isinstance(tool_input.get(k), str)),
                  None)
     text = " ".join((value if value is not None else canonical_input(tool_input)).split())
-    return text if len(text) <= _SUMMARY_CHARS else text[:_SUMMARY_CHARS - 1] + "…"
+    head, left = redacted_head(text, _SUMMARY_CHARS)  # redacted whole, then cut
+    return head[:-1] + "…" if left else head
 
 
 async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -> CallOutcome:

@@ -28,6 +28,7 @@ from ....types import (
     UserMessage,
 )
 from ...common.reminders import reminder
+from ...sessions.redact import redacted_head
 from ...tools.base import ToolOutput
 from ...tools.progress import current_call, report_output
 from ..loop.loop import run_prompt
@@ -118,7 +119,8 @@ def _summary(tool_input: dict[str, Any]) -> str:
     value = next((tool_input[k] for k in _SUMMARY_KEYS if isinstance(tool_input.get(k), str)),
                  "")
     text = " ".join(value.split())
-    return text if len(text) <= 80 else text[:79] + "…"
+    head, left = redacted_head(text, 80)  # redacted whole, then cut: a card shows it
+    return head[:-1] + "…" if left else head
 
 
 def _tagged(message: Message, tool_use_id: str | None, forward: bool) -> Message | None:

@@ -3,8 +3,9 @@
 Code (Python, shell commands, a cell InsertCell would add) is highlighted; Edit is a diff of
 the change; Write says whether it creates a file or overwrites one, with the resolved path
 and a diff against the file as it is now; anything else is its input as indented JSON.
-What the call's tool shows it would do beyond its input (`Declaration.shown`: RunCell's
-cell source, which is what runs) follows, whole.
+Any other field of the input follows as JSON (a Bash call's `description`, `timeout`), so
+every field is shown. What the call's tool shows it would do beyond its input
+(`Declaration.shown`: RunCell's cell source, which is what runs) follows, whole.
 Characters that do not show or that reorder text are shown escaped (`visible.reveal`).
 """
 
@@ -31,7 +32,28 @@ def describe_call(tool_name: str, tool_input: dict[str, Any], cwd: Path | None =
     beyond = "".join(f"<div>{html.escape(reveal(key).text)}, as it is now (this is what "
                      f"runs):</div>{_code(text, _SHOWN_LANGUAGES.get(key, 'text'))}"
                      for key, text in (shown or {}).items())
-    return _input_detail(tool_name, tool_input, cwd) + beyond
+    return _input_detail(tool_name, tool_input, cwd) + _other_fields(tool_name, tool_input) \
+        + beyond
+
+
+#: the fields a tool's own detail shows (a diff, highlighted code); any other field of its
+#: input follows as JSON (a tool without an entry shows its whole input as JSON)
+_DETAILED = {"Bash": frozenset({"command"}), "Python": frozenset({"code"}),
+             "InsertCell": frozenset({"code"}),
+             "Edit": frozenset({"file_path", "old_string", "new_string", "replace_all"}),
+             "EditCell": frozenset({"cell_id", "old_string", "new_string"}),
+             "Write": frozenset({"file_path", "content"})}
+
+
+def _other_fields(tool_name: str, tool_input: dict[str, Any]) -> str:
+    """The fields the tool's detail does not show (a Bash call's `description` and
+    `timeout`...), so the card shows the whole input, every field."""
+    detailed = _DETAILED.get(tool_name)
+    rest = {k: v for k, v in tool_input.items() if detailed is not None and k not in detailed}
+    if not rest:
+        return ""
+    return ("<div>Its other fields:</div>"
+            + _code(json.dumps(rest, indent=2, ensure_ascii=False, default=str), "json"))
 
 
 #: how a `shown` value is highlighted, by its label

@@ -38,7 +38,9 @@ from ....types import (
     ToolUseBlock,
     UserMessage,
 )
-from ...sessions.redact import redact_text
+from ...common.visible import reveal
+from ...sessions.redact import StreamRedactor, redact, redact_text
+from ...sessions.text.call_fields import call_fields, fields_text, hidden_warning
 from ...tools.task_list import CHANGING_TOOLS, TASK_TOOLS, progress_line
 from ..cell.cellrun import FinalOutputs
 from .answers import Answer, always_adds
@@ -392,7 +394,15 @@ class HeadlessRenderer(_Kinds):
 
 
 class TextRenderer(_Kinds):
-    """Terminal IPython: prints as it streams and asks at the prompt."""
+    """Terminal IPython: prints as it streams and asks at the prompt.
+
+    No kernel stands between it and the terminal, so it redacts what it prints itself:
+    the model's text as it streams through a `StreamRedactor` a block (as the live view's),
+    flushed when the block or the run ends or a line comes; every line whole. A question
+    shows the call's whole input, every field, revealed and redacted, and what it does
+    beyond its input (`context.shown`), in the consent card's text form
+    (`sessions/text/call_fields.py`).
+    """
 
     interactive = True
     wants_partial = True
@@ -405,6 +415,7 @@ class TextRenderer(_Kinds):
         self._write = write or sys.stdout.write
         self._read = read
         self._open_text = False
+        self._streams: dict[int, StreamRedactor] = {}  # a text block's, by its index
 
     def start(self, prompt: str, notes: list[str]) -> None:
         for note in notes:
@@ -413,11 +424,11 @@ class TextRenderer(_Kinds):
     def on_message(self, message: Message) -> None:
         self.view.apply(message)
         if isinstance(message, StreamEvent):
-            delta = message.event.get("delta") or {}
-            if delta.get("type") == "text_delta":
-                self._write(delta["text"])
-                self._open_text = True
+            self._streamed(message.event)
             return
+        if isinstance(message, AssistantMessage):
+            self._flush()  # the message is whole: nothing more of its text will come
+            self._streams.clear()
         if isinstance(message, AssistantMessage) and isinstance(message.content[0],
                                                                 ToolUseBlock):
             block = message.content[0]
@@ -431,6 +442,29 @@ class TextRenderer(_Kinds):
             if card is not None:
                 self._result(card)
 
+    def _streamed(self, event: dict[str, Any]) -> None:
+        """A text delta, printed redacted (its end held while it could become a secret);
+        a block's end prints what its block held."""
+        kind, index = event.get("type"), event.get("index", 0)
+        delta = event.get("delta") or {}
+        if kind == "content_block_delta" and delta.get("type") == "text_delta":
+            self._text(self._streams.setdefault(index, StreamRedactor()).feed(
+                str(delta.get("text", ""))))
+        elif kind == "content_block_stop" and index in self._streams:
+            self._text(self._streams.pop(index).flush())
+
+    def _text(self, text: str) -> None:
+        if text:
+            self._write(text)
+            self._open_text = True
+
+    def _flush(self) -> None:
+        """Print what every text block holds back (a line comes, or the run ends); each
+        block's redactor stays until the block ends, so the rest of a secret whose start
+        was printed is still replaced."""
+        for redactor in self._streams.values():
+            self._text(redactor.flush())
+
     def _result(self, card: ToolCard) -> None:
         """A call's status and first lines; a task-list call of the run's own, which
         printed no line when called, prints one line if it changed the list, its call
@@ -443,7 +477,8 @@ class TextRenderer(_Kinds):
             return
         if own_task:
             self._line(f"→ {card.name} {tool_summary(card.name, card.input, card.kind)}")
-        first = (card.result or "").strip().splitlines()[:3]
+        shown = card.shown(card.result) if card.result else ""  # redacted whole, then cut
+        first = shown.strip().splitlines()[:3]
         self._line(f"  {card.status}" + "".join(f"\n  │ {line}" for line in first))
 
     def output_coming(self, call: str | None) -> None:
@@ -453,10 +488,12 @@ class TextRenderer(_Kinds):
         pass  # the terminal shows the result when the call ends
 
     def _line(self, text: str) -> None:
+        """`text` on lines of its own, redacted (after what the text blocks held)."""
+        self._flush()
         if self._open_text:
             self._write("\n")
             self._open_text = False
-        self._write(text + "\n")
+        self._write(redact_text(text) + "\n")
 
     async def ask(self, tool_name: str, tool_input: dict[str, Any],
                   context: ToolPermissionContext) -> Answer:
@@ -468,11 +505,8 @@ class TextRenderer(_Kinds):
              context: ToolPermissionContext) -> Answer:
         if self.view.kind(tool_name) == "ask" and isinstance(tool_input.get("questions"), list):
             return self._questions(tool_input)
-        detail = tool_input.get("command") or tool_input.get("code") or tool_input
-        why = f" ({context.decision_reason})" if context.decision_reason else ""
         adds = always_adds(context)
-        scope = f"\n  [a]lways adds {adds} for the rest of this session" if adds else ""
-        self._line(f"? Allow {tool_name}{why}:\n{detail}{scope}")
+        self._line(_question(tool_name, tool_input, context, adds))
         choices = "[y]es / [a]lways / [n]o" if adds else "[y]es / [n]o"
         reply = self._read(f"  {choices}: ").strip().lower()
         if reply in ("y", "yes"):
@@ -509,6 +543,7 @@ class TextRenderer(_Kinds):
             "y", "yes")
 
     def finish(self, final: FinalOutputs) -> None:
+        self._flush()
         if self._open_text:
             self._write("\n")
         final.display_id = None  # a terminal cannot update what it printed
@@ -516,3 +551,22 @@ class TextRenderer(_Kinds):
 
     def close(self) -> None:
         pass  # it prints as it goes
+
+
+def _question(tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext,
+              adds: str) -> str:
+    """The terminal's approval question: the call's whole input and what it does beyond
+    it, every field, redacted, then revealed (as the consent card's text shows a call)."""
+    safe = redact(dict(tool_input))
+    beyond = {str(k): str(v) for k, v in redact(dict(context.shown or {})).items()}
+    fields = call_fields(safe, beyond)
+    name = reveal(tool_name).text
+    reason = reveal(redact_text(context.decision_reason)).text if context.decision_reason else ""
+    rules = reveal(redact_text(adds)).text
+    warning = hidden_warning([tool_name, reason, rules], fields)
+    lines = [f"? Allow {name}{f' ({reason})' if reason else ''}:"]
+    lines += [f"     ! this input {warning}"] if warning else []
+    lines += fields_text(fields) or ["     (no input)"]
+    if rules:
+        lines.append(f"  [a]lways adds {rules} for the rest of this session")
+    return "\n".join(lines)

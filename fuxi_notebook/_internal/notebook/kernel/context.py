@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ...common.secret_names import is_secret_variable_name
-from ...sessions.redact import redact_text
+from ...sessions.redact import redact_text, redacted_head
 from .values import (
     masked,
     shape_of,
@@ -167,10 +167,9 @@ def _cells_section(title: str, cells: list[RanCell], budget: int) -> str:
 
 
 def _render_cell(cell: RanCell) -> str:
-    code = cell.code.rstrip()
-    if len(code) > CELL_CODE_CHARS:
-        extra = len(code) - CELL_CODE_CHARS
-        code = f"{code[:CELL_CODE_CHARS]}\n... (cell truncated, {extra} more characters)"
+    code, extra = redacted_head(cell.code.rstrip(), CELL_CODE_CHARS)  # whole, then cut
+    if extra:
+        code = f"{code}\n... (cell truncated, {extra} more characters)"
     lines = [f"[In {cell.number}]", code]
     if cell.out is not None:
         lines.append(f"[Out {cell.number}] {cell.out}")

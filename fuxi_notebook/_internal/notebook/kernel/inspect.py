@@ -11,7 +11,6 @@ import builtins
 import difflib
 import inspect
 import re
-import reprlib
 import sys
 import types
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from ...common.secret_names import is_secret_variable_name
 from ...tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
 from ...tools.truncate import cap_head_tail
-from .values import format_size, masked, shape_of, size_of, type_name
+from .values import RedactedRepr, format_size, masked, shape_of, size_of, type_name
 
 __all__ = ["InspectTool", "describe_object", "resolve_path"]
 
@@ -31,7 +30,7 @@ MAX_MODULE_NAMES = 100
 MAX_MEMBERS = 50
 _PATH_RE = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
 
-_REPR = reprlib.Repr()
+_REPR = RedactedRepr()  # its cuts are made in redacted text
 _REPR.maxlevel = 3
 _REPR.maxstring = 2000
 _REPR.maxother = 2000

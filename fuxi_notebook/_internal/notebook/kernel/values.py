@@ -7,6 +7,7 @@ failure to describe one value must never break the listing of the others.
 
 from __future__ import annotations
 
+import builtins
 import re
 import reprlib
 import sys
@@ -14,8 +15,11 @@ import types
 from collections.abc import Iterator, Sized
 from typing import Any
 
+from ...sessions.redact import HOLD_LIMIT, redact_text, redacted_head
+
 __all__ = [
     "HIDDEN_NAMES",
+    "RedactedRepr",
     "format_size",
     "is_user_variable",
     "masked",
@@ -32,7 +36,40 @@ HIDDEN_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 
 _ARRAY_PACKAGES = frozenset({"numpy", "pandas"})
 
-_REPR = reprlib.Repr()
+class RedactedRepr(reprlib.Repr):
+    """reprlib's short reprs, each of its cuts made in redacted text: a string's ends and
+    an object's repr are redacted before reprlib keeps their start and end, so a cut
+    never leaves the rest of a secret it split."""
+
+    def repr_str(self, x: str, level: int) -> str:
+        if len(x) > self.maxstring:
+            x = _redacted_ends(x, self.maxstring)
+        return super().repr_str(x, level)
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        try:
+            text = builtins.repr(x)
+        except Exception:  # a broken __repr__: reprlib's own line for it
+            return super().repr_instance(x, level)
+        whole = redact_text(text)  # the repr is whole already: redacted whole, then cut
+        if len(whole) <= self.maxother:
+            return whole
+        start = max(0, (self.maxother - 3) // 2)
+        end = max(0, self.maxother - 3 - start)
+        return whole[:start] + self.fillvalue + whole[len(whole) - end:]
+
+
+def _redacted_ends(text: str, keep: int) -> str:
+    """`keep` characters of each end of `text`, each redacted with `HOLD_LIMIT` more
+    characters around it (so a secret its cut splits is still recognised)."""
+    if len(text) <= 2 * (keep + HOLD_LIMIT):
+        whole = redact_text(text)
+        return whole if len(whole) <= 2 * keep else whole[:keep] + whole[-keep:]
+    return (redact_text(text[:keep + HOLD_LIMIT])[:keep]
+            + redact_text(text[-(keep + HOLD_LIMIT):])[-keep:])
+
+
+_REPR = RedactedRepr()
 _REPR.maxlevel = 2
 _REPR.maxstring = 120
 _REPR.maxother = 400
@@ -144,11 +181,11 @@ def short_repr(value: Any, limit: int = 80) -> str:
 
 
 def one_line(text: str, limit: int) -> str:
-    """Whitespace runs collapsed to one space, cut to `limit` characters with `...`."""
+    """Whitespace runs collapsed to one space, cut to `limit` characters with `...`:
+    redacted whole, then cut, so a cut never leaves the rest of a secret it split."""
     flat = re.sub(r"\s+", " ", text).strip()
-    if len(flat) <= limit:
-        return flat
-    return flat[: max(limit - 3, 0)] + "..."
+    head, left = redacted_head(flat, limit)
+    return head[: max(limit - 3, 0)] + "..." if left else head
 
 
 def masked(value: Any) -> str:

@@ -14,17 +14,25 @@ replay does. What it promises:
   record are counted, and the "Always allow" rules the recorded approvals re-add are named.
 
 The same content is given as markdown (the notebook's card) and as plain text (terminal
-IPython's y/n prompt).
+IPython's y/n prompt). A call's fields, as text, are `sessions/text/call_fields.py`'s,
+which the terminal's approval question shows too.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...common.visible import Revealed, reveal
+from ...common.visible import reveal
+from ...sessions.text.call_fields import (
+    CallField,
+    call_fields,
+    fields_text,
+    hidden_warning,
+    inline,
+    size_words,
+)
 from ...sessions.text.markdown import code_span, escape_math, fence
 from ...sessions.text.transcript import input_summary
 from .plan import PlannedCall, ReplayPlan
@@ -33,10 +41,6 @@ __all__ = ["FOLD_LINES", "ReplayConsent", "replay_consent"]
 
 #: A value longer than this many lines is folded (its summary says how long it is).
 FOLD_LINES = 40
-#: A single-line value up to this long is shown inline.
-_INLINE_CHARS = 120
-_LANGUAGES = {"command": "bash", "code": "python", "source": "python", "content": "",
-              "old_string": "", "new_string": ""}
 
 
 @dataclass(frozen=True)
@@ -46,13 +50,6 @@ class ReplayConsent:
     markdown: str
     text: str
     calls: int
-
-
-@dataclass(frozen=True)
-class _Field:
-    key: Revealed
-    value: Revealed
-    language: str
 
 
 def replay_consent(plans: Sequence[ReplayPlan], *,
@@ -116,42 +113,16 @@ def _reveal(text: str) -> str:
     return reveal(text).text
 
 
-def _fields(call: PlannedCall) -> list[_Field]:
-    fields = []
-    for key, value in call.input.items():
-        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
-                                                                indent=2, default=str)
-        fields.append(_Field(reveal(str(key)), reveal(shown), _LANGUAGES.get(str(key), "")
-                             if isinstance(value, str) else "json"))
-    for key, text in call.shown.items():  # what the input names, as it is now
-        fields.append(_Field(reveal(f"{key}, as it is now"), reveal(text),
-                             _LANGUAGES.get(key, "")))
-    return fields
+def _fields(call: PlannedCall) -> list[CallField]:
+    return call_fields(call.input, call.shown)
 
 
-def _warnings(call: PlannedCall, fields: list[_Field]) -> list[str]:
-    parts = [reveal(call.cell_id), reveal(call.name)]
-    parts += [part for field in fields for part in (field.key, field.value)]
-    found: dict[str, tuple[str, str, str]] = {}
-    for part in parts:
-        for entry in part.found:
-            found.setdefault(entry[0], entry)
-    if not found:
-        return []
-    return [Revealed("", tuple(found.values())).warning()]
+def _warnings(call: PlannedCall, fields: list[CallField]) -> list[str]:
+    warning = hidden_warning([call.cell_id, call.name], fields)
+    return [warning] if warning is not None else []
 
 
-def _inline(value: str) -> bool:
-    return (0 < len(value) <= _INLINE_CHARS and "\n" not in value
-            and value == value.strip())
-
-
-def _size(value: str) -> str:
-    lines = value.count("\n") + 1
-    return f"{lines:,} line(s), {len(value):,} character(s)"
-
-
-def _call_markdown(number: int, call: PlannedCall, fields: list[_Field],
+def _call_markdown(number: int, call: PlannedCall, fields: list[CallField],
                    warnings: list[str]) -> list[str]:
     out = [f"**{number}.** cell {code_span(_reveal(call.cell_id))} · "
            f"**{code_span(_reveal(call.name))}** ({call.declared.kind})"]
@@ -162,31 +133,24 @@ def _call_markdown(number: int, call: PlannedCall, fields: list[_Field],
     for field in fields:
         key = field.key.text if field.key.text.isidentifier() else code_span(field.key.text)
         value = field.value.text
-        if _inline(value):
+        if inline(value):
             out.append(f"- {key}: {code_span(value)}")
             continue
         block = fence(value, field.language) if value else "*(empty)*"
         if value.count("\n") + 1 > FOLD_LINES:
-            out += ["", f"<details><summary>{key}: {_size(value)} (click to show it "
+            out += ["", f"<details><summary>{key}: {size_words(value)} (click to show it "
                         "whole)</summary>", "", block, "", "</details>", ""]
         else:
-            out += ["", f"{key} ({_size(value)}):", "", block, ""]
+            out += ["", f"{key} ({size_words(value)}):", "", block, ""]
     return out
 
 
-def _call_text(number: int, call: PlannedCall, fields: list[_Field],
+def _call_text(number: int, call: PlannedCall, fields: list[CallField],
                warnings: list[str]) -> list[str]:
     out = [f"  {number}. cell {_reveal(call.cell_id)} · {_reveal(call.name)} "
            f"({call.declared.kind})"]
     out += [f"     ! this input {warning}" for warning in warnings]
-    for field in fields:
-        value = field.value.text
-        if _inline(value):
-            out.append(f"     {field.key.text}: {value}")
-        else:
-            out.append(f"     {field.key.text} ({_size(value)}):")
-            out += [f"       | {line}" for line in value.split("\n")]
-    return out
+    return out + fields_text(fields)
 
 
 def _summary(call: PlannedCall) -> str:

@@ -27,6 +27,7 @@ from ....types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
 from ...common.reminders import REMINDER_CLOSE, REMINDER_OPEN
 from ...common.rule_lists import split_rules
 from ..record import OUTPUT_REF, ApprovalRecord, ResultSummary, SessionRecord
+from ..redact import redact_text, redacted_head
 from .checklist import TASK_TOOLS, fold_task_steps, task_step, tasks_markdown, tasks_plain
 from .markdown import escape_math, fence, quote
 
@@ -272,6 +273,7 @@ def _describe_input(name: str, tool_input: dict[str, Any], cap: int,
     for field in _TELLING_FIELDS:
         value = tool_input.get(field)
         if isinstance(value, str) and value.strip():
+            value = redact_text(value)  # whole, before its first line is cut from it
             lines = value.strip().splitlines()
             summary = _one_line(lines[0], more=len(lines) > 1)
             whole = len(lines) > 1 or len(lines[0]) > _SUMMARY_CHARS  # never hide any of it
@@ -319,15 +321,19 @@ def edit_diff(name: str, tool_input: dict[str, Any]) -> str:
 
 
 def _one_line(text: str, *, more: bool) -> str:
-    if len(text) > _SUMMARY_CHARS:
-        return text[:_SUMMARY_CHARS] + "…"
-    return text + " …" if more else text
+    """`text` on one line of a summary: redacted whole, then cut (`redacted_head`), so a
+    cut never leaves the rest of a secret whose start it dropped (the live view and the
+    terminal summarise a call's input before anything else redacts it)."""
+    head, left = redacted_head(text, _SUMMARY_CHARS)
+    if left:
+        return head + "…"
+    return head + " …" if more else head
 
 
 def _cap(text: str, cap: int) -> str:
-    if len(text) <= cap:
-        return text
-    return f"{text[:cap]}\n… ({len(text) - cap} more characters)"
+    """`text` shown up to `cap` characters: redacted whole, then cut."""
+    head, left = redacted_head(text, cap)
+    return f"{head}\n… ({left} more characters)" if left else head
 
 
 def _blocks(content: str | list[Any]) -> list[dict[str, Any]]:
