@@ -1,94 +1,139 @@
-"""The render path of `%%fuxi`: deltas per second in, updates per second out, loop lag.
+"""A long answer on the real path: a kernel as JupyterLab runs it, what reaches the frontend.
 
-A model stream of many small text deltas (plus a tool call every so often) is fed into
-the LiveRenderer exactly as the loop feeds it, on one asyncio loop, with the display
-replaced by a counter (so the browser's cost is not measured, only what we send it).
-A probe task measures how late the loop wakes up meanwhile: that is what a widget click
-or "Interrupt kernel" would wait. Everything is printed as rates and ratios of one run.
+A fresh ipykernel (through jupyter_client, `%load_ext fuxi_notebook`, `FUXI_FRONTEND=lab`:
+the live view with its cards, as in JupyterLab) runs `%%fuxi` cells whose answers the fake
+Messages API, in a process of its own, streams as fast as it can in 16-character deltas.
+The answers are model-like markdown (paragraphs of about 60 words, a list, a fenced code
+block now and then). Sizes alternate (small, 4× larger, small, ...) in one kernel; for
+each cell the time from the request to the kernel's reply, and every byte of
+`display_data`/`update_display_data` content on iopub (what a browser is sent) are counted,
+split into the live view (before the cell's final outputs) and the final outputs.
 
-Run: .venv/bin/python benchmarks/bench_render.py [--deltas N]
+Prints, per size, the median cell time, updates and bytes per answer character, and the
+ratio of the time of a 4× longer answer to the shorter one's (linear is 4×).
+
+Run: .venv/bin/python benchmarks/bench_render.py [--sizes 60000,240000,1000000] [--runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
+import os
+import random
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-from fuxi_notebook._internal.notebook.display import render
-from fuxi_notebook.types import AssistantMessage, StreamEvent, ToolUseBlock
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.notebook.kernel_harness import KernelHarness
+
+WORDS = ("the model data frame column value region sales quarter mean trend token cost "
+         "fit plot figure rows table north south growth rate error check").split()
 
 
-class CountingHandle:
-    """Stands in for an IPython display handle; counts and sizes the updates."""
-
-    def __init__(self) -> None:
-        self.updates = 0
-        self.bytes = 0
-
-    def update(self, data: dict[str, Any], **_: Any) -> None:
-        self.updates += 1
-        self.bytes += sum(len(v) for v in data.values() if isinstance(v, str))
-
-
-def _delta(index: int, text: str) -> StreamEvent:
-    return StreamEvent(uuid="u", session_id="s", event={
-        "type": "content_block_delta", "index": index,
-        "delta": {"type": "text_delta", "text": text}})
-
-
-async def _probe(lags: list[float], stop: asyncio.Event) -> None:
-    while not stop.is_set():
-        planned = time.perf_counter() + 0.005
-        await asyncio.sleep(0.005)
-        lags.append(max(0.0, time.perf_counter() - planned))
+def answer(size: int, seed: int) -> str:
+    """`size` characters of model-like markdown: paragraphs, a list, a code block."""
+    rng = random.Random(seed)
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        kind = rng.random()
+        if kind < 0.1:
+            part = "\n".join(f"- {' '.join(rng.choices(WORDS, k=8))}" for _ in range(5))
+        elif kind < 0.2:
+            body = "\n".join(f"x_{n} = df['{rng.choice(WORDS)}'].mean()  # {n}"
+                             for n in range(12))
+            part = f"```python\n{body}\n```"
+        else:
+            part = " ".join(rng.choices(WORDS, k=60)).capitalize() + "."
+        parts.append(part)
+        total += len(part) + 2
+    return "\n\n".join(parts)[:size]
 
 
-async def flood(deltas: int, per_tick: int) -> dict[str, float]:
-    handle = CountingHandle()
-    render.display = lambda *args, **kwargs: handle  # type: ignore[assignment]
-    renderer = render.LiveRenderer()
-    renderer.start("benchmark", [])
-    lags: list[float] = []
-    stop = asyncio.Event()
-    probe = asyncio.create_task(_probe(lags, stop))
-    renderer.on_message(StreamEvent(uuid="u", session_id="s", event={
-        "type": "message_start", "message": {"id": "m", "model": "x"}}))
-    renderer.on_message(StreamEvent(uuid="u", session_id="s", event={
-        "type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
-    started = time.perf_counter()
-    for i in range(deltas):  # a paragraph every 60 words, as model text has
-        renderer.on_message(_delta(0, "word\n\n" if i % 60 == 59 else "word "))
-        if i % 5000 == 4999:
-            renderer.on_message(AssistantMessage(
-                content=[ToolUseBlock(id=f"t{i}", name="Read", input={"file_path": "a.py"})],
-                model="x"))
-        if i % per_tick == 0:
-            await asyncio.sleep(0)  # a real stream yields to the loop between network reads
-    elapsed = time.perf_counter() - started
-    await asyncio.sleep(render.UPDATE_INTERVAL * 2)  # let the last coalesced draw happen
-    stop.set()
-    await probe
-    return {"elapsed": elapsed, "deltas_per_s": deltas / elapsed,
-            "updates_per_s": handle.updates / max(elapsed, render.UPDATE_INTERVAL),
-            "updates": handle.updates, "lag_p50_ms": statistics.median(lags) * 1000,
-            "lag_max_ms": max(lags) * 1000}
+def _serve(script: Path) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fuxi_notebook.testing", "serve", "--script", str(script),
+         "--chunk", "16"], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("FAKE_API_URL="), line
+    return process, line.strip().split("=", 1)[1]
+
+
+def _measure(messages: list[dict[str, Any]]) -> dict[str, float]:
+    """Display bytes before and after the cell's final outputs began (its clear_output)."""
+    live = final = updates = largest = 0
+    cleared = False
+    for message in messages:
+        kind = message["msg_type"]
+        if kind == "clear_output":
+            cleared = True
+        elif kind in ("display_data", "update_display_data"):
+            size = len(json.dumps(message["content"]))
+            if cleared:
+                final += size
+            else:
+                live += size
+                updates += kind == "update_display_data"
+                largest = max(largest, size)
+    return {"live": live, "final": final, "updates": updates, "largest": largest}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--deltas", type=int, default=60_000)
+    parser.add_argument("--sizes", default="60000,240000,1000000")
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    for per_tick in (1, 20):
-        figures = asyncio.run(flood(args.deltas, per_tick))
-        print(f"{args.deltas} deltas, yielding every {per_tick}: "
-              f"{figures['deltas_per_s']:,.0f} deltas/s in -> "
-              f"{figures['updates_per_s']:.1f} updates/s out ({figures['updates']} updates); "
-              f"loop lag p50 {figures['lag_p50_ms']:.1f} ms, max {figures['lag_max_ms']:.1f} ms")
-        ratio = figures["deltas_per_s"] / max(figures["updates_per_s"], 1e-9)
-        print(f"  coalescing ratio (deltas in per update out): {ratio:,.0f}")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    order = [1000] + [size for _ in range(args.runs) for size in sizes]  # 1st: warm-up
+    work = Path(tempfile.mkdtemp(prefix="fuxi-render-"))
+    steps = [{"content": [{"type": "text", "text": answer(size, n)}]}
+             for n, size in enumerate(order)]
+    script = work / "script.json"
+    script.write_text(json.dumps(steps))
+    server, url = _serve(script)
+    kernel = KernelHarness(cwd=str(work), env={
+        "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-bench-key-0000000000000001",
+        "FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5",
+        "FUXI_FRONTEND": "lab", "FUXI_STALL_TIMEOUT": "600",
+        "PATH": os.environ.get("PATH", "")})
+    try:
+        assert kernel.run("%load_ext fuxi_notebook").status == "ok"
+        seen: dict[int, list[dict[str, float]]] = {size: [] for size in sizes}
+        for n, size in enumerate(order):
+            start = time.perf_counter()
+            result = kernel.run(f"%%fuxi\nanswer {n}", cell_id=f"c{n}", timeout=1800)
+            took = time.perf_counter() - start
+            assert result.status == "ok", result.reply
+            if n == 0:
+                continue  # the warm-up: the agent's first cell imports it
+            seen[size].append({"time": took, **_measure(result.messages)})
+        print(f"{'answer':>12}{'cell s':>9}{'updates':>9}{'largest KB':>12}{'live B/char':>13}"
+              f"{'final B/char':>14}{'all B/char':>12}")
+        medians = {}
+        for size in sizes:
+            rows = seen[size]
+            med = {key: statistics.median(row[key] for row in rows) for key in rows[0]}
+            medians[size] = med
+            print(f"{size:>12,}{med['time']:>9.2f}{med['updates']:>9.0f}"
+                  f"{med['largest'] / 1000:>12.1f}"
+                  f"{med['live'] / size:>13.2f}{med['final'] / size:>14.2f}"
+                  f"{(med['live'] + med['final']) / size:>12.2f}")
+        for small, large in zip(sizes, sizes[1:], strict=False):
+            ratio = medians[large]["time"] / medians[small]["time"]
+            print(f"time of {large:,} / {small:,} characters ({large / small:.1f}× longer): "
+                  f"{ratio:.2f}×")
+    finally:
+        kernel.close()
+        server.terminate()
+        server.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from fuxi_notebook.types import (
 )
 
 from ..sessions.helpers import result_message
+from .publisher import RecordingPublisher
 
 Step = str | tuple[str, dict[str, Any]]
 
@@ -216,20 +217,10 @@ async def test_a_subagents_task_calls_stay_cards_and_leave_the_checklist_alone()
     assert "Sub step" not in md.split("**Tasks** · 0 of 3 done")[1]
 
 
-class _Publisher:
-    """Stands in for the kernel's display publisher: records what the view publishes."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-
-    def publish(self, data: dict[str, Any], metadata: dict[str, Any], *,
-                transient: dict[str, Any], update: bool) -> None:
-        self.calls.append({"data": data, "id": transient["display_id"], "update": update})
-
 
 async def test_the_live_renderer_updates_its_one_display_in_place():
     renderer = LiveRenderer()
-    publisher = renderer._publisher = _Publisher()
+    publisher = renderer._publisher = RecordingPublisher()
     stream = _stream(await _conversation(TURNS))
     for message in stream:
         renderer.on_message(message)  # coalesced: drawn now or once the interval passed

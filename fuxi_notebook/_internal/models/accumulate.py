@@ -42,6 +42,9 @@ class Accumulator:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.completed: list[dict[str, Any]] = []
         self._json: dict[int, list[str]] = {}
+        #: (block index, field) -> the text deltas so far, joined when the block ends: a
+        #: long answer's text grown a delta at a time would be copied whole every delta
+        self._text: dict[tuple[int, str], list[str]] = {}
         self.started = False
         self.stopped = False
 
@@ -73,11 +76,11 @@ class Accumulator:
         block = self.blocks[index]
         kind = delta.get("type")
         if kind == "text_delta":
-            block["text"] = block.get("text", "") + delta["text"]
+            self._grow(index, block, "text", delta["text"])
         elif kind == "input_json_delta":
             self._json.setdefault(index, []).append(delta.get("partial_json", ""))
         elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            self._grow(index, block, "thinking", delta["thinking"])
         elif kind == "signature_delta":
             block["signature"] = delta["signature"]
         elif kind == "citations_delta":
@@ -85,8 +88,18 @@ class Accumulator:
                 block["citations"] = []
             block["citations"].append(delta.get("citation"))
 
+    def _grow(self, index: int, block: dict[str, Any], name: str, piece: str) -> None:
+        parts = self._text.get((index, name))
+        if parts is None:
+            parts = self._text[(index, name)] = [block.get(name) or ""]
+        parts.append(piece)
+
     def _finish_block(self, index: int) -> BlockDone:
         block = self.blocks[index]
+        for name in ("text", "thinking"):
+            parts = self._text.pop((index, name), None)
+            if parts is not None:
+                block[name] = "".join(parts)
         if block.get("type") in _JSON_INPUT and index in self._json:
             raw = "".join(self._json.pop(index))
             if raw.strip():

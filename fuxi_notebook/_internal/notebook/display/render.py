@@ -55,6 +55,8 @@ __all__ = ["Answer", "Coalescer", "HeadlessRenderer", "LiveRenderer", "Renderer"
 UPDATE_INTERVAL = 0.05  # seconds: at most ~20 updates a second reach the browser
 ELAPSED_INTERVAL = 1.0  # seconds between redraws of a running call's elapsed time
 THREAD_DRAW_INTERVAL = 0.25  # seconds between draws from the Python tool's progress thread
+#: settled characters after which the last display ends and a new one continues below it
+FREEZE_CHARS = 3_000
 _REDACTED_KEPT = 5_000  # redacted paragraphs remembered by a live view
 
 
@@ -162,12 +164,23 @@ class Coalescer:
 
 @dataclass
 class _Display:
-    """One display of the live view: items `start:end` (`end` None: still growing)."""
+    """One display of the live view: items `start:end` (`end` None: still growing);
+    `final` once it was drawn with every item settled (it is never drawn again)."""
 
     start: int
     end: int | None = None
     handle: Any = None
     drawn: tuple[str, str] | None = None
+    final: bool = False
+
+
+def _size(item: list[Any]) -> int:
+    """About how many characters an item of the view shows (a card: its result's
+    preview and its header)."""
+    kind, value = item
+    if kind == "tool":
+        return 200 + min(len(value.result or ""), 3_000)
+    return len(value) if isinstance(value, str) else 200
 
 
 class LiveRenderer(_Kinds):
@@ -276,12 +289,37 @@ class LiveRenderer(_Kinds):
         shown.drawn = bundle
 
     def _draw(self) -> None:
+        """Every display that can still change, as it is now: a display whose items all
+        settled is drawn a last time and then left alone, so a draw costs (and sends) what
+        is still live, not everything shown since the run began."""
         with self._lock:
             last = self.displays[-1]
             if last.end is not None and len(self.view.items) > last.end:
                 self.displays.append(_Display(last.end))  # below what was shown under it
+            self._freeze()
             for shown in self.displays:
+                if shown.final:
+                    continue
+                done = shown.end is not None and all(
+                    self.view.settled(index) for index in range(shown.start, shown.end))
                 self._show(shown)
+                shown.final = done
+
+    def _freeze(self) -> None:
+        """End the last display once `FREEZE_CHARS` of what it shows settled (finished
+        text, ended calls), so what it shows stays bounded however long the run: the rest
+        continues in a new display below it."""
+        items = self.view.items
+        last = self.displays[-1]
+        size, index = 0, last.start
+        while last.end is None and index < len(items) and self.view.settled(index):
+            size += _size(items[index])
+            index += 1
+            if size >= FREEZE_CHARS:
+                last.end = index
+                last = _Display(index)
+                self.displays.append(last)
+                size = 0
 
     def on_message(self, message: Message) -> None:
         with self._lock:

@@ -18,6 +18,7 @@ Pure Python: no IPython here, so it is cheap to test.
 from __future__ import annotations
 
 import html
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from ...sessions.text.checklist import (
     tasks_markdown,
     tasks_plain,
 )
-from ...sessions.text.markdown import escape_math, fence, quote
+from ...sessions.text.markdown import escape_math, fence, open_fence, quote
 from ...sessions.text.transcript import (
     OUTCOME_MARKS,
     builtin_kind,
@@ -58,9 +59,12 @@ from ...sessions.text.transcript import (
 )
 from ...tools.task_list import ChecklistItem
 
-__all__ = ["THUMBNAIL", "KindOf", "LiveView", "ToolCard", "boundary_line", "tool_summary",
-           "waiting_words"]
+__all__ = ["SPLIT_CHARS", "THUMBNAIL", "KindOf", "LiveView", "ToolCard", "boundary_line",
+           "split_text", "tool_summary", "waiting_words"]
 
+#: the most a streaming text or thinking item holds before the rest goes on in a new item
+SPLIT_CHARS = 2_000
+_FENCE_MARK = re.compile(r"(`{3,}|~{3,})")
 _RESULT_PREVIEW_LINES = 20
 _RESULT_PREVIEW_CHARS = 3000
 #: a thumbnail's source in rendered markdown, replaced by the image only after redaction
@@ -285,9 +289,7 @@ class LiveView:
         elif kind == "content_block_start":
             block = event["content_block"]
             if block.get("type") in ("text", "thinking"):
-                streaming = _Streaming([block["type"], ""])
-                self.items.append(streaming.item)
-                self._streaming[event["index"]] = streaming
+                self._streaming[event["index"]] = _Streaming(block["type"], self.items)
         elif kind == "content_block_delta":
             growing = self._streaming.get(event["index"])
             delta = event["delta"]
@@ -312,7 +314,7 @@ class LiveView:
             streaming.end()  # the message is whole: nothing more of it will come
 
     def _streamed(self, kind: str, text: str) -> bool:
-        return any(s.item[0] == kind and s.raw == text for s in self._streaming.values())
+        return any(s.kind == kind and s.raw == text for s in self._streaming.values())
 
     def _tool_results(self, message: UserMessage) -> None:
         for block in message.content if isinstance(message.content, list) else []:
@@ -339,6 +341,18 @@ class LiveView:
         if card is not None and card.result is None:
             card.progress = output
             self.version += 1
+
+    def settled(self, index: int) -> bool:
+        """Whether item `index` shows as it will stay, so a renderer need not draw it
+        again: a text or thinking item that no longer grows, a call that ended and waits
+        for nobody, a note."""
+        kind, value = self.items[index]
+        if kind == "tool":
+            return bool(value.outcome is not None and value.decision is None)
+        if kind in ("text", "thinking", "more-thinking"):
+            item = self.items[index]
+            return not any(s.item is item and not s.ended for s in self._streaming.values())
+        return True
 
     def card_index(self, tool_use_id: str) -> int | None:
         """Where a call's card is among the items."""
@@ -400,8 +414,9 @@ class LiveView:
                 parts.append(redact(tasks_markdown(value)))
             elif kind == "text" and value:
                 parts.append(escape_math(value))
-            elif kind == "thinking" and value:
-                parts.append("<details><summary>Thinking</summary>\n\n"
+            elif kind in ("thinking", "more-thinking") and value:
+                title = "Thinking" if kind == "thinking" else "Thinking (continued)"
+                parts.append(f"<details><summary>{title}</summary>\n\n"
                              f"{escape_math(value)}\n\n</details>")
             elif kind == "tool":
                 parts.append(redact(value.markdown()))
@@ -445,6 +460,8 @@ class LiveView:
                 result = f"\n  {shown[:500]}" if shown else ""
                 summary = tool_summary(value.name, value.input, value.kind)
                 parts.append(redact(f"[{value.name}] {summary} ({value.status}){result}"))
+            elif kind == "more-thinking":
+                continue  # the plain text shows a thinking block's start only
             elif kind in ("text", "thinking"):
                 if value:
                     parts.append(value if kind == "text" else f"(thinking) {value[:200]}")
@@ -458,13 +475,25 @@ class LiveView:
 
 
 class _Streaming:
-    """A text or thinking block as it streams: what arrived, and the item that shows it
-    (redacted, without the end that could still be the start of a secret)."""
+    """A text or thinking block as it streams: what arrived, and the items that show it
+    (redacted, without the end that could still be the start of a secret).
 
-    def __init__(self, item: list[Any]) -> None:
-        self.item = item
+    A long block is shown as several items of at most about `SPLIT_CHARS` each: the item
+    that grows is cut where a paragraph ends (else a line, else a word; a code block cut
+    in two is closed and reopened), its head stays as a finished item and the rest goes
+    on in a new one. So adding a piece costs what the growing item holds, not the whole
+    block, and a renderer can keep what is finished as it is (`LiveView.settled`). An item
+    is only split while it is the view's last (a note that came in between is left where
+    it is)."""
+
+    def __init__(self, kind: str, items: list[Any]) -> None:
+        self.kind = kind
+        self.item: list[Any] = [kind, ""]
+        self.ended = False
+        self._items = items
         self._pieces: list[str] = []
         self._redactor = StreamRedactor()
+        items.append(self.item)
 
     @property
     def raw(self) -> str:
@@ -473,10 +502,41 @@ class _Streaming:
 
     def add(self, piece: str) -> None:
         self._pieces.append(piece)
-        self.item[1] += self._redactor.feed(piece)
+        self._grow(self._redactor.feed(piece))
 
     def end(self) -> None:
-        self.item[1] += self._redactor.flush()
+        self._grow(self._redactor.flush())
+        self.ended = True
+
+    def _grow(self, shown: str) -> None:
+        if not shown:
+            return
+        self.item[1] += shown
+        while len(self.item[1]) > SPLIT_CHARS and self._items and self._items[-1] is self.item:
+            head, rest = split_text(self.item[1])
+            self.item[1] = head
+            self.item = ["more-thinking" if self.kind == "thinking" else self.kind, rest]
+            self._items.append(self.item)
+
+
+def split_text(text: str, size: int = SPLIT_CHARS) -> tuple[str, str]:
+    """`text` cut in two near `size` (the head at least half of it): where a paragraph
+    ends, else a line, else a word, else anywhere; a fenced code block open at the cut is
+    closed in the head and reopened in the rest, so each renders on its own."""
+    low = size // 2
+    for mark in ("\n\n", "\n", " "):
+        cut = text.rfind(mark, low, size)
+        if cut >= low:
+            head, rest = text[:cut], text[cut + len(mark):]
+            break
+    else:
+        head, rest = text[:size], text[size:]
+    opener = open_fence(head)
+    if opener is not None:
+        marks = _FENCE_MARK.match(opener)
+        head += "\n" + (marks.group(1) if marks else "```")
+        rest = f"{opener}\n{rest}"
+    return head, rest
 
 
 def boundary_line(message: SystemMessage) -> str:

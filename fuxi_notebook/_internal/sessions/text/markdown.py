@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["code_span", "escape_math", "fence", "quote"]
+__all__ = ["code_span", "escape_math", "fence", "open_fence", "quote"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
@@ -26,19 +26,37 @@ def escape_math(text: str) -> str:
     if "$" not in text:
         return text
     lines = text.split("\n")
-    fence: str | None = None
+    for index in _outside_fences(lines)[0]:
+        lines[index] = _escape_line(lines[index])
+    return "\n".join(lines)
+
+
+def open_fence(text: str) -> str | None:
+    """The line that opened the fenced code block `text` ends inside (None: it ends
+    outside any), read as `escape_math` reads fences: a text cut there can close the block
+    and the rest reopen it."""
+    if "`" not in text and "~" not in text:
+        return None
+    return _outside_fences(text.split("\n"))[1]
+
+
+def _outside_fences(lines: list[str]) -> tuple[list[int], str | None]:
+    """The indexes of the lines outside fenced code blocks (fence lines left out), and the
+    line that opened the block the lines end inside (None: they end outside any)."""
+    outside: list[int] = []
+    opener: str | None = None
+    mark = ""
     for index, line in enumerate(lines):
         opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(
-                    fence) and not line.strip()[len(opened.group(1)):].strip():
-                fence = None
-            continue
-        if opened:
-            fence = opened.group(1)
-            continue
-        lines[index] = _escape_line(line)
-    return "\n".join(lines)
+        if opener is not None:
+            if opened and opened.group(1)[0] == mark[0] and len(opened.group(1)) >= len(
+                    mark) and not line.strip()[len(opened.group(1)):].strip():
+                opener = None
+        elif opened:
+            opener, mark = line.strip(), opened.group(1)
+        else:
+            outside.append(index)
+    return outside, opener
 
 
 def _escape_line(line: str) -> str:
