@@ -4,13 +4,13 @@ A fresh ipykernel (through jupyter_client, `%load_ext fuxi_notebook`, `FUXI_FRON
 the live view with its cards, as in JupyterLab) runs `%%fuxi` cells whose answers the fake
 Messages API, in a process of its own, streams as fast as it can in 16-character deltas.
 The answers are model-like markdown (paragraphs of about 60 words, a list, a fenced code
-block now and then). Sizes alternate (small, 4× larger, small, ...) in one kernel; for
+block now and then). Sizes alternate (small, 4x larger, small, ...) in one kernel; for
 each cell the time from the request to the kernel's reply, and every byte of
 `display_data`/`update_display_data` content on iopub (what a browser is sent) are counted,
 split into the live view (before the cell's final outputs) and the final outputs.
 
 Prints, per size, the median cell time, updates and bytes per answer character, and the
-ratio of the time of a 4× longer answer to the shorter one's (linear is 4×).
+ratio of the time of a 4x longer answer to the shorter one's (linear is 4x).
 
 Run: .venv/bin/python benchmarks/bench_render.py [--sizes 60000,240000,1000000] [--runs 3]
 """
@@ -18,6 +18,7 @@ Run: .venv/bin/python benchmarks/bench_render.py [--sizes 60000,240000,1000000] 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.notebook.kernel_harness import KernelHarness
 
-WORDS = ("the model data frame column value region sales quarter mean trend token cost "
+WORDS = ("the model data frame column value region sales quarter mean trend token cost "  # noqa: SIM905
          "fit plot figure rows table north south growth rate error check").split()
 
 
@@ -126,10 +127,10 @@ def main() -> None:
                   f"{med['largest'] / 1000:>12.1f}"
                   f"{med['live'] / size:>13.2f}{med['final'] / size:>14.2f}"
                   f"{(med['live'] + med['final']) / size:>12.2f}")
-        for small, large in zip(sizes, sizes[1:], strict=False):
+        for small, large in itertools.pairwise(sizes):
             ratio = medians[large]["time"] / medians[small]["time"]
-            print(f"time of {large:,} / {small:,} characters ({large / small:.1f}× longer): "
-                  f"{ratio:.2f}×")
+            print(f"time of {large:,} / {small:,} characters ({large / small:.1f}x longer): "
+                  f"{ratio:.2f}x")
     finally:
         kernel.close()
         server.terminate()

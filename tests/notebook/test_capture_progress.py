@@ -58,7 +58,7 @@ def test_prints_and_fd_writes_are_reported_while_the_code_runs(shell: Any):
     assert "\x1b[" not in during and "progress 10%" not in during  # as the model sees it
     assert during.startswith("stdout:\nfrom print\nfrom fd 1")
     assert "stderr:\nfrom stderr\nprogress 100%" in during
-    assert listener.last == capture.streams(PROGRESS_CHARS)  # the final state was sent
+    assert listener.last == capture.streams(PROGRESS_CHARS, so_far=True)  # the final state
     assert kept == listener.reports
     assert _progress_threads() == []
 
@@ -71,8 +71,8 @@ def test_the_final_report_holds_everything_however_fast_the_code_printed(shell: 
         os.write(1, b"the end\n")
     assert len(listener.reports) < 200_000  # throttled, not one report per line
     final = listener.last
-    assert final == capture.streams(PROGRESS_CHARS)
-    assert final.startswith("stdout:\n0\n1\n2\n") and final.endswith("199999\nthe end")
+    assert final == capture.streams(PROGRESS_CHARS, so_far=True)
+    assert final.startswith("stdout:\n0\n1\n2\n") and final.endswith("199999\nthe end\n")
     assert len(final) < PROGRESS_CHARS + 200  # capped, head and tail
 
 
@@ -95,8 +95,8 @@ def test_a_slow_listener_never_holds_up_the_code(shell: Any):
             release.set()
     finally:
         release.set()
-    assert reports[0] == "stdout:\nfirst"
-    assert reports[-1].endswith("9999\nwritten while the listener was busy")
+    assert reports[0] == "stdout:\nfirst\n"
+    assert reports[-1].endswith("9999\nwritten while the listener was busy\n")
 
 
 def test_no_progress_thread_outside_a_call(shell: Any):
@@ -122,5 +122,35 @@ async def test_the_python_tool_reports_before_its_code_returns(shell: Any, ctx: 
     with calling("toolu_py", lambda _: None, watch):
         out = await PythonTool(shell).run({"code": code}, ctx)
     assert not out.is_error, out.content
-    assert listener.reports[0] == "stdout:\nhalfway"
-    assert listener.last == "stdout:\nhalfway\ndone"
+    assert listener.reports[0] == "stdout:\nhalfway\n"
+    assert listener.last == "stdout:\nhalfway\ndone\n"
+
+
+def test_a_running_calls_output_so_far_shows_outside_its_collapsed_card():
+    """Issue 36, point 6: the card's body is a collapsed `<details>`; the output so far
+    goes below it, where it is seen as it comes (tests/browser/test_live_output_lab.py
+    checks it on the page), with its last line whole once that line ended."""
+    from fuxi_notebook._internal.notebook.display.view import ToolCard
+
+    card = ToolCard("toolu_1", "Python", {"code": "for n in range(3): print(n)"})
+    card.progress = "stdout:\nloading rows: first batch read\n"
+    markdown = card.markdown()
+    details, after = markdown.split("</details>")
+    assert "Output so far" not in details
+    assert "Output so far:" in after and "first batch read\n```" in after
+    card.result, card.progress = "stdout:\n0\n1\n2", ""
+    assert "Output so far" not in card.markdown()
+
+
+def test_a_report_keeps_the_line_break_its_last_line_ended_with(shell: Any):
+    kept: list[str] = []
+    listener = Listener()
+    with calling("toolu_py", kept.append, listener), Capture(shell):
+        print("a whole line")
+        assert listener.wait_for("a whole line")
+        whole = listener.last
+        print("a line not yet ended", end="")
+        assert listener.wait_for("not yet ended")
+        open_line = listener.last
+    assert whole.endswith("a whole line\n")  # ended: nothing of it need wait
+    assert open_line.endswith("a line not yet ended")  # may go on: its end waits

@@ -225,18 +225,19 @@ class ToolCard:
             body.append(fence(diff, "diff"))
         elif self.name == "Python" and isinstance(self.input.get("code"), str):
             body.append(fence(self.shown(self.input["code"])[:_RESULT_PREVIEW_CHARS], "python"))
+        live = ""
         if self.result is not None:
             shown, more = _fold(self.shown(self.result))
             note = f"\n… ({more} more lines)" if more else ""
             body.append(fence(f"{shown}{note}"))
-        elif self.progress:
-            shown, more = _fold_tail(self.shown(self.progress, running=True))
+        elif self.progress:  # below the card, not in its collapsed body: seen as it comes
+            shown, more = _fold_tail(self.shown(self.progress, running=True).rstrip("\n"))
             note = f"… ({more} lines before)\n" if more else ""
-            body.append(f"Output so far:\n\n{fence(f'{note}{shown}')}")
+            live = f"\n\nOutput so far:\n\n{fence(f'{note}{shown}')}"
         inner = "\n\n".join(body)
         if not inner:
-            return head
-        return f"<details><summary>{head}</summary>\n\n{inner}\n\n</details>"
+            return head + live
+        return f"<details><summary>{head}</summary>\n\n{inner}\n\n</details>{live}"
 
 
 @dataclass

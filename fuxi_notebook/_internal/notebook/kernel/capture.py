@@ -133,13 +133,18 @@ class Capture:
         """Bytes written to stdout and stderr so far."""
         return self.stdout.written + self.stderr.written
 
-    def streams(self, limit: int) -> str:
-        """The stdout and stderr so far, each titled and capped to `limit` characters."""
+    def streams(self, limit: int, *, so_far: bool = False) -> str:
+        """The stdout and stderr so far, each titled and capped to `limit` characters.
+        `so_far`: output still being written, whose last line keeps the line break it
+        ended with (a line that ended is whole: what shows it need not hold its end back
+        as the possible start of a secret)."""
         sections = []
         for title, stream in (("stdout", self.stdout), ("stderr", self.stderr)):
-            text = stream.text(limit).rstrip()
+            written = stream.text(limit)
+            text = written.rstrip()
             if text:
-                sections.append(f"{title}:\n{text}")
+                ended = so_far and written[len(text):].count("\n") > 0
+                sections.append(f"{title}:\n{text}" + ("\n" if ended else ""))
         return "\n\n".join(sections)
 
     def republish(self) -> None:
@@ -205,7 +210,7 @@ class _ProgressThread:
             if written == self._reported:
                 return
             self._reported = written
-            text = self._capture.streams(self._chars)
+            text = self._capture.streams(self._chars, so_far=True)
             with contextlib.suppress(Exception):  # a listener's failure is not the code's
                 self._sink(text)
 
