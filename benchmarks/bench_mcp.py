@@ -6,10 +6,14 @@ in-process server against a built-in tool, measured as ratios in one run.
    HTTP server already running on 127.0.0.1, an in-process `create_sdk_mcp_server`).
    Each configuration runs `--runs` times, alternating; medians are printed.
 2. A 30-turn run whose every turn calls one tool: `mcp__calc__echo` (in-process MCP)
-   against the built-in `Read`, on `ScriptedModel` (no network), alternating; the
-   difference per call and the ratio of medians are printed.
+   against the built-in `Read`, on `ScriptedModel` (no network), alternating; the CPU
+   of each run (`time.process_time()`) per call, the ratio MCP/Read of the medians (issue
+   36's target: <= 1.5x) and the wall-clock ratio. An MCP call runs the code seal's
+   checks (permissions/integrity.py): its size is printed.
+3. The same comparison inside a real kernel (jupyter_client, `%load_ext fuxi_notebook`
+   and the notebook's modules imported, so the code seal holds what a kernel's does).
 
-Run: .venv/bin/python benchmarks/bench_mcp.py [--runs N]
+Run: .venv/bin/python benchmarks/bench_mcp.py [--runs N] [--part all|startup|calls|kernel]
 """
 
 from __future__ import annotations
@@ -108,7 +112,8 @@ def calls(name: str, make_input: Any) -> list[Any]:
     return [*[[tool_use(name, make_input(i))] for i in range(TURNS)], [text("done")]]
 
 
-async def one_run(folder: Path, in_process: bool) -> float:
+async def one_run(folder: Path, in_process: bool) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one 30-turn run."""
     if in_process:
         model = ScriptedModel(calls("mcp__calc__echo", lambda i: {"text": f"hello {i}"}))
         options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=["mcp__calc__echo"],
@@ -117,35 +122,75 @@ async def one_run(folder: Path, in_process: bool) -> float:
     else:
         model = ScriptedModel(calls("Read", lambda i: {"file_path": "hello.txt"}))
         options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=["Read"])
-    began = time.monotonic()
+    cpu, began = time.process_time(), time.monotonic()
     async for message in query(prompt="go", options=options):
         if isinstance(message, ResultMessage):
             assert message.subtype == "success", message
-    return time.monotonic() - began
+    return time.process_time() - cpu, time.monotonic() - began
 
 
-async def per_call(runs: int, folder: Path) -> None:
+async def per_call(runs: int, folder: Path, label: str = "2.") -> None:
+    """Alternating runs of each; medians of CPU and wall time per call, and the ratios."""
+    from fuxi_notebook._internal.permissions.integrity import CodeSeal, _tag_reader
+
     for in_process in (True, False, True, False):  # warm both
         await one_run(folder, in_process)
     mcp, builtin = [], []
     for _ in range(runs):
         mcp.append(await one_run(folder, True))
         builtin.append(await one_run(folder, False))
-    m, b = statistics.median(mcp), statistics.median(builtin)
-    print(f"2. {TURNS} turns, one tool call each (median of {runs} runs, ScriptedModel):")
-    print(f"   in-process MCP tool: {m * 1000:7.1f} ms   built-in Read: {b * 1000:7.1f} ms")
-    print(f"   per call: {(m - b) / TURNS * 1000:+.2f} ms for the MCP tool; "
-          f"ratio of the runs {m / b:.2f}x")
+    m_cpu, b_cpu = (statistics.median(r[0] for r in rs) / TURNS for rs in (mcp, builtin))
+    m_wall, b_wall = (statistics.median(r[1] for r in rs) / TURNS for rs in (mcp, builtin))
+    seal = CodeSeal.current()
+    print(f"{label} {TURNS} turns, one tool call each (median of {runs} alternating runs, "
+          "ScriptedModel), per call:")
+    print(f"   CPU:  in-process MCP {m_cpu * 1000:6.3f} ms   built-in Read "
+          f"{b_cpu * 1000:6.3f} ms   MCP/Read {m_cpu / b_cpu:.2f}x "
+          f"({(m_cpu - b_cpu) * 1000:+.3f} ms a call)")
+    print(f"   wall: in-process MCP {m_wall * 1000:6.3f} ms   built-in Read "
+          f"{b_wall * 1000:6.3f} ms   MCP/Read {m_wall / b_wall:.2f}x")
+    print(f"   code seal: {seal.entries()} entries; checks read "
+          f"{'only namespaces written to (dict version tags)' if _tag_reader() else 'every entry'}")
 
 
-async def main(runs: int) -> None:
+def in_kernel(runs: int, folder: Path) -> None:
+    """Part 2 run by a real kernel, in its own process, after `%load_ext`."""
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root))
+    from tests.notebook.kernel_harness import KernelHarness
+
+    harness = KernelHarness(cwd=str(folder), env={"FUXI_BLOCK_REAL_API": "1"})
+    try:
+        assert harness.run("%load_ext fuxi_notebook").status == "ok"
+        where = str(root / "benchmarks")
+        code = (f"import sys, pkgutil, importlib\nsys.path.insert(0, {where!r})\n"
+                "import fuxi_notebook._internal.notebook as _nb\n"
+                "for _m in pkgutil.walk_packages(_nb.__path__, _nb.__name__ + '.'):\n"
+                "    try: importlib.import_module(_m.name)\n"
+                "    except Exception: pass\n"
+                "import bench_mcp\nfrom pathlib import Path\n"
+                f"await bench_mcp.per_call({runs}, Path({str(folder)!r}), '3. in a kernel:')")
+        result = harness.run(code, timeout=1800)
+        assert result.status == "ok", result.messages
+        print(result.stdout, end="")
+    finally:
+        harness.close()
+
+
+async def main(runs: int, part: str) -> None:
     folder = Path(tempfile.mkdtemp(prefix="fuxi-bench-mcp-"))
     (folder / "hello.txt").write_text("hello world\n")
-    await startup(runs, folder)
-    await per_call(runs, folder)
+    if part in ("all", "startup"):
+        await startup(runs, folder)
+    if part in ("all", "calls"):
+        await per_call(runs, folder)
+    if part in ("all", "kernel"):
+        await asyncio.to_thread(in_kernel, runs, folder)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
-    asyncio.run(main(parser.parse_args().runs))
+    parser.add_argument("--part", choices=["all", "startup", "calls", "kernel"], default="all")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.runs, arguments.part))

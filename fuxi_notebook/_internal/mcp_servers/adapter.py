@@ -38,9 +38,11 @@ class McpTool(DeclaredTool):
         mcp_name: the tool's name on the server (the API name may be sanitized).
         annotations: the server's `ToolAnnotations` (hints), or None.
         defer_loading: sent as `"defer_loading": true` (tool search, see tool_search.py).
+        runs_in_process: the server runs in this process (`create_sdk_mcp_server`).
     """
 
-    def __init__(self, name: str, server: str, tool: Any, call: Caller) -> None:
+    def __init__(self, name: str, server: str, tool: Any, call: Caller, *,
+                 in_process: bool = False) -> None:
         self.name = name
         self.server = server
         self.mcp_name: str = tool.name
@@ -51,6 +53,9 @@ class McpTool(DeclaredTool):
         self.defer_loading = False
         #: a replay starts no server (CI has neither the servers nor their network)
         self.on_replay = "recorded"
+        #: its handler runs in this process, on input the model chose: its calls are
+        #: checked for tampering as code's are, whatever its hints say (integrity.py)
+        self.runs_in_process = in_process
         self._call = call
 
     def reach(self, input: dict[str, Any]) -> Reach:

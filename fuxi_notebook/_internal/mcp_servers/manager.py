@@ -98,7 +98,8 @@ class McpServers:
             if connection.status != "connected":
                 continue
             names = tool_names(server, [t.name for t in connection.tools])
-            found.extend(McpTool(names[t.name], server, t, self.call)
+            here = connection.config.get("type") == "sdk"
+            found.extend(McpTool(names[t.name], server, t, self.call, in_process=here)
                          for t in sorted(connection.tools, key=lambda t: names[t.name]))
         return found
 

@@ -9,15 +9,20 @@
                                allowed_tools=["mcp__calc__add"])
 
 The server is an `mcp` low-level `Server` that runs in this process (no subprocess, no
-JSON-RPC framing). Arguments are checked against the tool's schema before the handler
-runs; invalid input, an unknown tool or a handler that raises becomes an `is_error`
-result with the message, so the model can correct itself. A plain `def` handler runs on a
-worker thread (as `mcp`'s own server runs sync tools), so it cannot stall the event loop.
+JSON-RPC framing), as the config's `instance` for whoever speaks MCP to it. A session
+calls its tools directly (`in_process_tools`, connection.py): the same listing, input
+check, handler and `CallToolResult`, without the protocol's session, streams and tasks
+in between (≈0.45 ms of CPU a call, issue 36). Arguments are checked against the tool's
+schema before the handler runs; invalid input, an unknown tool or a handler that raises
+becomes an `is_error` result with the message, so the model can correct itself. A plain
+`def` handler runs on a worker thread (as `mcp`'s own server runs sync tools), so it
+cannot stall the event loop.
 """
 
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -28,7 +33,8 @@ from .schema import input_json_schema
 if TYPE_CHECKING:
     from mcp.types import CallToolResult, ToolAnnotations
 
-__all__ = ["SdkMcpTool", "ToolAnnotations", "create_sdk_mcp_server", "tool"]
+__all__ = ["SdkMcpTool", "ToolAnnotations", "call_in_process", "create_sdk_mcp_server",
+           "in_process_tools", "tool"]
 
 T = TypeVar("T")
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
@@ -85,14 +91,36 @@ def create_sdk_mcp_server(name: str, version: str = "1.0.0",
         return listed
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
-        entry = entries.get(params.name)
-        if entry is None:
-            return _error(f"Unknown tool: {params.name}")
-        return await entry.call(params.arguments or {})
+        return await call_in_process(entries, params.name, params.arguments or {})
 
     server = Server(name, version=version, on_list_tools=on_list_tools,
                     on_call_tool=on_call_tool)
+    _MADE_HERE[server] = entries
     return {"type": "sdk", "name": name, "instance": server}
+
+
+#: the servers `create_sdk_mcp_server` made, and their tools (weakly: a dropped config's
+#: server goes away)
+_MADE_HERE: weakref.WeakKeyDictionary[Any, dict[str, _Entry]] = weakref.WeakKeyDictionary()
+
+
+def in_process_tools(instance: Any) -> dict[str, _Entry] | None:
+    """The tools of a server `create_sdk_mcp_server` made, by name, to call without the
+    protocol; None for any other server object (a user's own `mcp` server is spoken to
+    over MCP)."""
+    try:
+        return _MADE_HERE.get(instance)
+    except TypeError:  # not weakly referable or not hashable: not one of ours
+        return None
+
+
+async def call_in_process(tools: dict[str, _Entry], name: str,
+                          args: dict[str, Any]) -> CallToolResult:
+    """What the server answers to `tools/call` for `name` (over MCP or directly)."""
+    entry = tools.get(name)
+    if entry is None:
+        return _error(f"Unknown tool: {name}")
+    return await entry.call(args)
 
 
 class _Entry:
@@ -113,6 +141,8 @@ class _Entry:
                           input_schema=self.schema, annotations=annotations)
 
     async def call(self, args: dict[str, Any]) -> CallToolResult:
+        """The tool's result for `args`; never raises for bad input or a failing handler
+        (the model reads what went wrong)."""
         if self._check is None:
             self._check = _checker(self.schema)
         problems = self._check(args)

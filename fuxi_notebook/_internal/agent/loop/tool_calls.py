@@ -256,9 +256,10 @@ async def _execute(run: Run, call: dict[str, Any], tool_input: dict[str, Any]) -
     assert tool is not None
     started = time.monotonic()
     error: str | None = None
-    # a subagent runs tools of its own: the policy is checked after it as after code
-    runs_code = session.kind(call["name"]) == "execute" or getattr(tool, "relays_messages",
-                                                                   False)
+    # a subagent runs tools of its own, an in-process MCP tool the user's handler on the
+    # model's input: the policy is checked after them as after code
+    runs_code = (session.kind(call["name"]) == "execute" or getattr(tool, "relays_messages",
+                 False) or getattr(tool, "runs_in_process", False))
     if runs_code:
         session.guard.arm()  # from now on the package's code is watched too
     run.calls_started[call["id"]] = (started, "")
