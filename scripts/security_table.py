@@ -157,7 +157,7 @@ CATEGORIES = [
     ("Tool declarations: plan mode, modes by kind, Always allow (finding 2)",
      r"test_declarations|plan_mode"),
     ("Policy integrity: the agent rewriting its own policy (finding 4)",
-     r"test_integrity|rewrite|reachable|thread_left|switches"),
+     r"test_integrity|rewrite|reachable|thread_left|switches|test_code_seal|test_mcp_tampering"),
     ("Secrets reaching the saved notebook (finding 5)", r"redacted|secret|test_redact"),
     ("Unbounded results (finding 6)", r"huge|bloat|flood"),
     ("Content the API rejects (finding 7)", r"poison|rejects|rejection"),
