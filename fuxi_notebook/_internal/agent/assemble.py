@@ -20,7 +20,6 @@ from typing import Any
 from ...errors import ConfigurationError
 from ...hooks import HookRunner
 from ...options import EFFORT_LEVELS, AgentDefinition, FuxiAgentOptions
-from ..models.anthropic import resolve_model
 from ..models.base import Model
 from ..models.pricing import check_budget
 from ..permissions.engine import PermissionEngine
@@ -189,6 +188,10 @@ def _model_for(options: FuxiAgentOptions) -> Model:
 
         return AnthropicModel(model_name(spec), api_key=api_key or None,
                               base_url=base_url or None)
+    if spec is not None and not isinstance(spec, str):
+        return spec  # a model given (a replay's ReplayModel): the API client stays unloaded
+    from ..models.anthropic import resolve_model
+
     return resolve_model(spec)
 
 

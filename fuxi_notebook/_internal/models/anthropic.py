@@ -1,9 +1,11 @@
 """AnthropicModel: the Messages API through the `anthropic` SDK's async streaming.
 
-This is the ONLY module that imports `anthropic` (and it does so lazily, on first use,
-because the SDK takes over a second to import). Errors are translated into `ModelError`
-here, retries follow `RetryPolicy`, and one client is kept per event loop so that warm
-processes do not pay client construction and connection set-up on every query.
+This is the ONLY module that uses `anthropic`, and it imports it lazily, on first use,
+through `anthropic_import.load_client`: the client's own modules, without the SDK's type
+index, which takes over a second to import and which the loop does not use. Errors are
+translated into `ModelError` here, retries follow `RetryPolicy`, and one client is kept
+per event loop so that warm processes do not pay client construction and connection
+set-up on every query.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from urllib.parse import urlparse
 
 from ...errors import ConfigurationError, ModelError, ModelStreamError
 from .accumulate import Accumulator
+from .anthropic_import import load_client
 from .base import Model, ModelRequest, ModelResponse, ModelStreamItem, RawEvent
 from .names import model_name, printable_name
 from .retry import RetryPolicy
@@ -85,11 +88,11 @@ class AnthropicModel:
         per_loop = _CLIENTS.setdefault(loop, {})
         key = (self._api_key or "", self._base_url or "")
         if key not in per_loop:
-            import anthropic
             import httpx2
 
+            sdk = load_client()
             timeout = httpx2.Timeout(self.retry.stall_timeout, connect=self.retry.connect_timeout)
-            per_loop[key] = anthropic.AsyncAnthropic(
+            per_loop[key] = sdk.AsyncAnthropic(
                 api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=timeout,
             )
         return per_loop[key]
@@ -133,15 +136,14 @@ class AnthropicModel:
         back as the JSON the API sent (`AsyncStream[object]`: the client's own SSE
         decoding and `error`-event handling, without building a typed model of each
         event that the loop would turn back into a dict)."""
-        from anthropic import AsyncStream
-        from anthropic.types import Message
-
+        client = self.client()
+        sdk = load_client()
         body = {**request.to_wire(), "stream": True}
         _warn_deprecated(request.model)
-        return await self.client().post(
-            "/v1/messages", cast_to=Message, content=self._encoder.encode(body),
+        return await client.post(  # cast_to: what the SDK's tracing records the call as
+            "/v1/messages", cast_to=sdk.Message, content=self._encoder.encode(body),
             options={"headers": {"Content-Type": "application/json"}}, stream=True,
-            stream_cls=AsyncStream[object])
+            stream_cls=sdk.AsyncStream[object])
 
     async def _attempt(self, request: ModelRequest, acc: Accumulator) -> AsyncIterator[Any]:
         loop = asyncio.get_running_loop()
@@ -191,12 +193,12 @@ def _broken(acc: Accumulator, reason: str) -> ModelError:
 
 def _translate(exc: Exception, acc: Accumulator) -> Exception:
     """Map SDK and transport exceptions to ModelError; leave programming errors alone."""
-    import anthropic
     import httpx2
 
-    if isinstance(exc, anthropic.APIStatusError):
+    sdk = load_client()
+    if isinstance(exc, sdk.APIStatusError):
         return _status_error(exc, acc)
-    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
+    if isinstance(exc, sdk.APIConnectionError | httpx2.TransportError):
         if acc.started:
             return _broken(acc, f"the response stream broke: {exc}")
         return ModelError(f"could not reach the API: {exc}", retryable=True)

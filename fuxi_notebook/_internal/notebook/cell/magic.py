@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
 from IPython.core import magic as _magic
@@ -26,7 +26,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _cell_magic = cast("Callable[[str], Callable[[_F], _F]]", _magic.cell_magic)
 _line_magic = cast("Callable[[str], Callable[[_F], _F]]", _magic.line_magic)
 
-__all__ = ["FuxiMagics", "load_ipython_extension", "transform_fuxi_cell",
+__all__ = ["FuxiMagics", "Preload", "load_ipython_extension", "transform_fuxi_cell",
            "unload_ipython_extension"]
 
 _MIN_IPYKERNEL = (7, 4)
@@ -57,11 +57,10 @@ async def run_fuxi_cell(line: str, body: str) -> None:
                          "called the agent itself); nothing ran. A %%fuxi cell runs only "
                          "as the frontend sent it: run the cell itself, or %reload_ext "
                          "fuxi_notebook if an input transformer was added.")
-    agent = agent_for(shell)
     preload = getattr(shell.magics_manager.registry.get("FuxiMagics"), "_preload", None)
-    if preload is not None:  # its imports done before the cell seals the package's code
-        preload.join()  # (a module half imported changes under the seal) and runs
-    await agent.run_cell(line, body)
+    if preload is not None:  # no import of its own left running when the cell starts
+        preload.finish()  # (nor when it seals the package's code)
+    await agent_for(shell).run_cell(line, body)
 
 
 def transform_fuxi_cell(lines: list[str]) -> list[str]:
@@ -174,8 +173,8 @@ class FuxiMagics(Magics):
     _agent: Any = None
     #: what the agent this kernel had before `%reload_ext` hands on (see KernelMemory)
     _kept: Any = None
-    #: the background import of the agent's modules (the first cell waits for it)
-    _preload: Any = None
+    #: the background import of the agent's modules (stopped when a cell starts)
+    _preload: Preload | None = None
 
     @property
     def agent(self) -> Any:
@@ -444,30 +443,125 @@ def _cell_rows(agent: Any, session_id: str) -> list[tuple[str, ...]]:
     return rows
 
 
-#: What the first `%%fuxi` cell needs, imported in the background once the extension is
-#: loaded, so that `%load_ext` stays instant and the first cell does not pay for it. In
-#: the order a cell needs them: the cell and the model client first (with the HTTP stack
-#: the first request imports), then what tool calls, replays and cards need.
-PRELOAD = tuple(f"fuxi_notebook.{name}" if name.startswith("_internal.") else name for name in (
+#: What the first `%%fuxi` cell imports, in the order it imports it, imported in the
+#: background once the extension is loaded, so that `%load_ext` stays instant and a cell
+#: typed a few seconds later does not pay for it: the agent (the controller pulls in the
+#: loop, the tools, sessions and permissions) and what a cell imports as it starts. Then
+#: the model's side, as the first cell will run (`_model_side`), and the cards' widgets
+#: where a frontend can click them. Nothing a first cell does not import (the sessions
+#: store, the whole `anthropic` package): the preload shares the interpreter with the
+#: cells that run meanwhile.
+PRELOAD = tuple(f"fuxi_notebook.{name}" for name in (
     "_internal.notebook.cell.controller", "_internal.notebook.kernel.tools",
-    "_internal.notebook.cell.live_cell", "_internal.agent.project_link",
-    "_internal.agent.extensions.skills", "_internal.agent.subagents.agent_tool",
-    "_internal.sessions.store", "_internal.tools.web.fetch_tool", "_internal.tools.tasks",
-    "anthropic", "httpx2", "httpcore2", "h11", "anyio._backends._asyncio", "anyio.streams.tls",
-    "truststore", "opentelemetry.propagate", "_internal.permissions.shell.parse",
-    "_internal.models.replay", "_internal.notebook.replay.run",
-    "_internal.notebook.display.approval_widgets",
+    "_internal.agent.project_link", "_internal.agent.extensions.skills",
+    "_internal.agent.subagents.agent_tool", "_internal.tools.web.fetch_tool",
+    "_internal.tools.tasks",
 ))
+#: a replayed cell: the record's model and the replay's run (never the API client)
+PRELOAD_REPLAY = tuple(f"fuxi_notebook.{name}" for name in (
+    "_internal.models.replay", "_internal.notebook.replay.run",
+    "_internal.notebook.replay.consent",
+))
+#: where a frontend can click: the approval and consent cards
+PRELOAD_CARDS = ("fuxi_notebook._internal.notebook.display.approval_widgets",)
 
 
-def _preload() -> None:
+class Preload:
+    """The background import of what the first `%%fuxi` cell needs (`PRELOAD`).
+
+    It stops at the next module once a `%%fuxi` cell starts (`finish`): from then on the
+    cell imports what it still needs itself, rather than sharing the interpreter with a
+    thread importing what it may not need (Run All: `%load_ext`, then the cell at once).
+    """
+
+    def __init__(self, clicks: bool) -> None:
+        import threading
+
+        self._clicks = clicks
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fuxi-preload", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def finish(self) -> None:
+        """Stop after the module being imported now, and wait for it: the cell seals the
+        package's code next, and a module half imported would change under the seal."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def join(self) -> None:
+        """Wait for the whole list (tests and benchmarks)."""
+        self._thread.join()
+
+    def _run(self) -> None:
+        for step in self._steps():
+            if self._stop.is_set():
+                return
+            try:
+                step()
+            except Exception:  # the cell imports it again and reports the error
+                continue
+
+    def _steps(self) -> Iterator[Callable[[], object]]:
+        import importlib
+        from functools import partial
+
+        for name in PRELOAD:
+            yield partial(importlib.import_module, name)
+        yield from _model_side()
+        if self._clicks:
+            for name in PRELOAD_CARDS:
+                yield partial(importlib.import_module, name)
+
+
+def _model_side() -> Iterator[Callable[[], object]]:
+    """The replay's modules when the first cell would replay (no API key, or FUXI_REPLAY
+    asks for it), else the API client: its own modules, not the SDK's type index
+    (models/anthropic_import.py). A replay never imports `anthropic`."""
+    import importlib
+    from functools import partial
+
+    from ..replay.decide import replay_mode
+
+    try:
+        replays = replay_mode(None, None).replays
+    except ValueError:  # a FUXI_REPLAY the cell will refuse
+        return
+    if replays:
+        for name in PRELOAD_REPLAY:
+            yield partial(importlib.import_module, name)
+        return
+    yield partial(importlib.import_module, "fuxi_notebook._internal.models.anthropic")
+    yield _client
+
+
+def _client() -> None:
+    """The API client's modules, then what its first request imports (the deprecated
+    models' table, anyio's asyncio backend)."""
     import importlib
 
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except Exception:  # the first cell imports it again and reports the error
-            continue
+    from ...models.anthropic_import import load_client
+
+    load_client()
+    for name in ("anthropic._data", "anyio._backends._asyncio"):
+        importlib.import_module(name)
+
+
+def _can_click(shell: Any) -> bool:
+    """Whether the frontend can click cards (JupyterLab sends each cell's id): only a
+    guess for the preload; the cell itself asks `controller.detect_frontend`."""
+    from ...common.switches import switch
+
+    forced = switch("FUXI_FRONTEND")
+    if forced in ("lab", "headless", "terminal"):
+        return forced == "lab"
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return False
+    parent = kernel.get_parent() or {}
+    return bool((parent.get("metadata") or {}).get("cellId"))
 
 
 def load_ipython_extension(shell: Any) -> None:
@@ -491,9 +585,7 @@ def load_ipython_extension(shell: Any) -> None:
     if before is not None:  # `%reload_ext`: one consent per notebook and kernel
         shell.magics_manager.registry["FuxiMagics"]._kept = before._kept
     if os.environ.get("FUXI_PRELOAD", "1") != "0":
-        import threading
-
-        preload = threading.Thread(target=_preload, name="fuxi-preload", daemon=True)
+        preload = Preload(_can_click(shell))
         shell.magics_manager.registry["FuxiMagics"]._preload = preload
         preload.start()
 
