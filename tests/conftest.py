@@ -21,7 +21,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (str(CHECKOUT), os.environ.get("PYTHONPATH", "")) if p)
 
 _AMBIENT = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "FUXI_MODEL",
-            "IS_SANDBOX", "FUXI_MAX_RETRIES", "FUXI_STALL_TIMEOUT")
+            "IS_SANDBOX", "FUXI_MAX_RETRIES", "FUXI_STALL_TIMEOUT", "FUXI_MAX_BUDGET_USD")
 
 
 #: Session transcripts of `query()` / `FuxiSDKClient` runs go under FUXI_CONFIG_DIR, never

@@ -2,7 +2,8 @@
 
 `IS_SANDBOX` (permits `bypassPermissions` as root), `FUXI_FRONTEND` (whether anyone can
 answer an approval) and `FUXI_REPLAY` (whether a headless run re-executes recorded calls)
-widen or redirect the policy; so does where the user's own settings are read from. Code
+widen or redirect the policy; so does where the user's own settings are read from;
+`FUXI_MAX_BUDGET_USD` (what all the `%%fuxi` cells of a kernel may spend) bounds it. Code
 the model runs in the kernel can set `os.environ`; a switch read at decision time would
 let it grant itself more. So the values are taken when this module is first imported — at
 `%load_ext`, or at the first use of the package in a script — and later changes to the
@@ -25,7 +26,7 @@ from .config_folder import PROJECT_FOLDER
 __all__ = ["CONFIG_DIR", "NAMES", "VALUES", "config_dir", "config_dir_of", "config_dirs",
            "pin_config_dir", "switch"]
 
-NAMES = ("IS_SANDBOX", "FUXI_FRONTEND", "FUXI_REPLAY")
+NAMES = ("IS_SANDBOX", "FUXI_FRONTEND", "FUXI_REPLAY", "FUXI_MAX_BUDGET_USD")
 #: the values at load; integrity checks (`permissions/integrity.py`) watch this dict
 VALUES: dict[str, str | None] = {name: os.environ.get(name) for name in NAMES}
 #: The key under which a kernel pins its user folder (`pin_config_dir`).

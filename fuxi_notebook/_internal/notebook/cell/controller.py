@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,8 +49,8 @@ if TYPE_CHECKING:
     from ...tools.base import Declaration
     from ..replay.plan import ReplayPlan
 
-__all__ = ["HEADLESS_MAX_TURNS", "FuxiRun", "KernelMemory", "NotebookAgent",
-           "detect_frontend"]
+__all__ = ["HEADLESS_MAX_TURNS", "KERNEL_BUDGET", "FuxiRun", "KernelBudget", "KernelMemory",
+           "NotebookAgent", "detect_frontend"]
 
 #: one display output: (data, metadata)
 _Output = tuple[dict[str, Any], dict[str, Any]]
@@ -79,6 +80,74 @@ class KernelMemory:
     replay_consented: set[str] = field(default_factory=set)
     trust_declined: set[str] = field(default_factory=set)
     held_back_told: set[str] = field(default_factory=set)
+    #: what this kernel's cells spent (FUXI_MAX_BUDGET_USD counts it)
+    budget_spent: float = 0.0
+
+
+#: The environment variable capping what all the `%%fuxi` cells of a kernel spend, in USD
+#: (a batch gives each run's kernel its share of the batch's budget).
+KERNEL_BUDGET = "FUXI_MAX_BUDGET_USD"
+
+
+@dataclass(frozen=True)
+class KernelBudget:
+    """What all the `%%fuxi` cells of this kernel may spend together (`FUXI_MAX_BUDGET_USD`,
+    read at `%load_ext` like the other switches, so code the model runs cannot raise it)
+    and what they spent, from each live cell's cost (a replay spends nothing). Frozen: it
+    changes by replacement, which the cell's policy guard watches."""
+
+    limit: float | None = None
+    spent: float = 0.0
+    #: why the variable's value is unusable (every cell says it), None when it is usable
+    problem: str | None = None
+
+    @classmethod
+    def read(cls, raw: str | None, spent: float = 0.0) -> KernelBudget:
+        """The budget `raw` sets (unset or blank: none, as other `FUXI_*` numbers)."""
+        if raw is None or not raw.strip():
+            return cls(spent=spent)
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value > 0):
+            shown = raw if len(raw) <= 40 else raw[:40] + "…"
+            return cls(spent=spent, problem=(
+                f"{KERNEL_BUDGET} must be a positive number of US dollars (e.g. 2.50), not "
+                f"{shown!r}; fix or unset it and restart the kernel"))
+        return cls(limit=value, spent=spent)
+
+    @property
+    def left(self) -> float | None:
+        """What the kernel's cells may still spend (None: no kernel budget)."""
+        return None if self.limit is None else max(0.0, self.limit - self.spent)
+
+    def ceiling(self, spent_before: float) -> float | None:
+        """The `max_budget_usd` a cell's run may reach under this budget: the loop compares
+        it with the conversation's cost so far (`spent_before` when the cell starts).
+        Rounded down to a millionth of a dollar, so its error line reads well and nothing
+        left never becomes a little."""
+        left = self.left
+        return None if left is None else math.floor((spent_before + left) * 1e6) / 1e6
+
+    def after(self, cost: float) -> KernelBudget:
+        """This budget once a cell spent `cost`."""
+        return replace(self, spent=self.spent + max(0.0, cost))
+
+    def spent_line(self) -> str:
+        """One line: the kernel's budget is spent."""
+        return (f"this kernel's budget is spent ({KERNEL_BUDGET}={self.limit:g}; its "
+                f"%%fuxi cells spent ${self.spent:.4f}): a live %%fuxi cell now ends without "
+                "calling the model; restart the kernel with a larger budget to go on")
+
+    def describe(self) -> str | None:
+        """What `%fuxi config` shows of it (None without a kernel budget)."""
+        if self.problem is not None:
+            return self.problem
+        if self.limit is None:
+            return None
+        return (f"{KERNEL_BUDGET}: ${self.limit:g} for all the %%fuxi cells of this kernel; "
+                f"${self.left or 0:.4f} left (${self.spent:.4f} spent)")
 
 
 class NotebookAgent:
@@ -107,6 +176,8 @@ class NotebookAgent:
         self.trust_declined: set[str] = set(kept.trust_declined)
         #: fingerprints of held-back settings the cells already listed in full
         self.held_back_told: set[str] = set(kept.held_back_told)
+        #: what all this kernel's cells may spend, and spent (kept by `%reload_ext`)
+        self.budget = KernelBudget.read(switch(KERNEL_BUDGET), kept.budget_spent)
         self.runs = 0
         self.turns = 0
         #: a %%fuxi cell is running (its code cannot start another, nor change the policy)
@@ -119,7 +190,7 @@ class NotebookAgent:
     def memory(self) -> KernelMemory:
         """What `%reload_ext` hands to the next agent of this kernel."""
         return KernelMemory(set(self.replay_consented), set(self.trust_declined),
-                            set(self.held_back_told))
+                            set(self.held_back_told), budget_spent=self.budget.spent)
 
     @property
     def last_cell_id(self) -> str | None:
@@ -133,7 +204,9 @@ class NotebookAgent:
                         Watched(self, "replay_consented", label="the consent to replay"),
                         Watched(self, "conversations", "identity",
                                 label="the notebook's conversations"),
-                        Watched(self, "session", "identity", label="the current session")):
+                        Watched(self, "session", "identity", label="the current session"),
+                        Watched(self, "budget", label="the kernel's budget"),
+                        Watched(session.options, "max_budget_usd", label="the cell's budget")):
             session.guard.watched.append(watched)
         kernel = getattr(self.shell, "kernel", None)
         if kernel is not None:  # what redacts every output (notebook/output_redaction.py)
@@ -396,6 +469,8 @@ class NotebookAgent:
 
     async def _run_cell(self, line: str, body: str) -> FuxiRun:
         body = body.strip("\n")
+        if self.budget.problem is not None:
+            raise UsageError(f"%%fuxi: {self.budget.problem}; nothing ran.")
         self._planners.clear()  # declarations are read again for each cell
         self._kept = None
         try:
@@ -699,16 +774,19 @@ class NotebookAgent:
             options.max_turns = HEADLESS_MAX_TURNS  # in _live only: replays are not cut short
         approvals = Approvals(renderer) if renderer.interactive else None
         options.can_use_tool = approvals.decide if approvals else None
-        project = await self._project(options, renderer, ask=True)
+        # a cell the kernel's budget ends at once asks nothing first
+        project = await self._project(options, renderer, ask=self.budget.left != 0)
         servers = await self._servers(args, project)
         changes = self.undo.begin(cell.cell_id, body)
         tools = kernel_tools(self.shell, names=NameWatch(self.shell.user_ns, changes.names),
                              cells=self._cells(cell.cell_id, changes))
+        budget, capped = self._budget_for(options, plan.conversation.usage.cost_usd)
         try:
             session = _session(options, extra_tools=tools, conversation=plan.conversation,
                                mcp=servers, project=project, keep_changes=True)
         except ConfigurationError as error:
-            raise UsageError(f"%%fuxi: {error}") from None
+            raise UsageError(f"%%fuxi: {error}{self._budget_hint(error)}") from None
+        session.options.max_budget_usd = budget  # 0 when nothing is left (see _budget_for)
         self.undo.watch_files(changes, session.checkpoints)
         told = self._held_back_notes(session)
         self._guard(session)
@@ -726,6 +804,7 @@ class NotebookAgent:
             told = [*told, *self._not_undoable(changes)]
             _tell(told)  # after the run: a live view's final outputs replace what was before
             problem = self._check(session, "during this cell")
+            problem = self._spend(session, live, capped) or problem
             if live.record is not None:
                 self._keep(session, live.record, live.published.outputs, session.snapshot(),
                            key, (live.final.metadata if live.final else {}).get("fuxi"))
@@ -735,6 +814,55 @@ class NotebookAgent:
         if problem:
             raise UsageError(f"{problem}.")
         return run
+
+    def _budget_for(self, options: FuxiAgentOptions, spent_before: float
+                    ) -> tuple[float | None, bool]:
+        """The cell's `max_budget_usd` under the kernel's budget: its own, or what is left
+        of the kernel's if less (the loop compares it with the conversation's cost, which
+        was `spent_before` when the cell started), and whether the kernel's is the one
+        that binds. Nothing left makes it `spent_before` (0 in a new conversation): the
+        loop then ends the run before its first request, as over any budget. The options
+        keep a positive stand-in until the session is built (it refuses 0, and a model
+        without a known price, which no budget can count)."""
+        own = options.max_budget_usd
+        ceiling = self.budget.ceiling(spent_before)
+        if ceiling is None:
+            return own, False
+        budget = ceiling if own is None else min(own, ceiling)
+        options.max_budget_usd = budget if budget > 0 else self.budget.limit
+        return budget, budget == ceiling
+
+    def _budget_hint(self, error: ConfigurationError) -> str:
+        """Where a budget a cell did not set comes from, when building its session failed
+        for the budget (a model without a known price)."""
+        if self.budget.limit is None or "max_budget_usd" not in str(error):
+            return ""
+        return f" ({KERNEL_BUDGET}={self.budget.limit:g} sets a budget for every cell)"
+
+    def _spend(self, session: Session, live: LiveCell, capped: bool) -> str | None:
+        """Count what the cell spent against the kernel's budget (the cost its record
+        shows; only the priced part when a response had no known price), and say so in
+        one line when the kernel's budget cut the cell (`capped`: it was the one that
+        bound). The change is legitimate: the cell's guard is sealed again (its check just
+        ran); so is the previous cell's, after a check of its own, when this cell left no
+        record (its session stays the kernel's, and checks the next cell; with a record
+        `_keep` replaces it, and a check of it now would take a rule granted in this cell
+        to the conversation they share for tampering). Returns what that check found."""
+        if self.budget.limit is None:
+            return None
+        earlier = (self.session if live.record is None and self.session is not session
+                   else None)
+        problem = self._check(earlier, "during this cell")  # before the budget moves
+        start = live.run.usage_at_start
+        cost = session.usage.cost_since(start)
+        self.budget = self.budget.after(
+            cost if cost is not None else session.usage.cost_usd - start.cost_usd)
+        session.guard.reseal()
+        if earlier is not None:
+            earlier.guard.reseal()
+        if capped and live.result is not None and live.result.subtype == "error_max_budget_usd":
+            _tell([self.budget.spent_line()])
+        return problem
 
     def _not_undoable(self, changes: Any) -> list[str]:
         """What `%fuxi undo` could not take back of this cell, said when the cell ends

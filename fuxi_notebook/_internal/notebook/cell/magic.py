@@ -269,30 +269,33 @@ def _configure(agent: Any, rest: str) -> None:
     agent.defaults.update(args.settings())
     if args.replay is not None:
         agent.defaults["replay"] = args.replay
-    _show_settings(agent.defaults)
+    _show_settings(agent.defaults, agent.budget.describe())
 
 
 def _setting(value: Any) -> str:
     return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def _show_settings(defaults: dict[str, Any]) -> None:
-    """The defaults later cells use, as a table (a quoted Python dict was hard to read)."""
+def _show_settings(defaults: dict[str, Any], budget: str | None = None) -> None:
+    """The defaults later cells use, as a table (a quoted Python dict was hard to read),
+    and the kernel's budget with what is left of it (`budget`, when one is set)."""
     from IPython.display import display
 
     from ...sessions.text.markdown import code_span, escape_math
 
     rows = sorted(defaults.items())
+    below = [budget] if budget else []
     if not rows:
-        text = "fuxi defaults: none (each cell uses its own options)"
-        display({"text/markdown": text, "text/plain": text}, raw=True)
+        text = "\n".join(["fuxi defaults: none (each cell uses its own options)", *below])
+        display({"text/markdown": escape_math(text.replace("\n", "\n\n")),
+                 "text/plain": text}, raw=True)
         return
     names = {name: "--" + name.replace("_", "-") for name, _ in rows}
     markdown = "\n".join(["**fuxi defaults** for later cells", "", "| option | value |",
                           "|---|---|", *(f"| `{names[n]}` | {code_span(_setting(v))} |"
-                                         for n, v in rows)])
+                                         for n, v in rows), *(["", *below] if below else [])])
     plain = "\n".join(["fuxi defaults for later cells:",
-                       *(f"  {names[n]}: {_setting(v)}" for n, v in rows)])
+                       *(f"  {names[n]}: {_setting(v)}" for n, v in rows), *below])
     display({"text/markdown": escape_math(markdown), "text/plain": plain}, raw=True)
 
 
