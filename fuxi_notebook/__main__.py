@@ -60,7 +60,13 @@ def main(argv: list[str] | None = None) -> int:
 
     add_arguments(commands.add_parser(
         "acp", help="the agent over the Agent Client Protocol on stdio (as fuxi-acp)"))
+    from ._internal.batch import cli as batch_cli
+
+    batch_cli.add_arguments(commands.add_parser(
+        "batch", help="run a notebook over many parameters on Dask, each run recorded"))
     args = parser.parse_args(argv)
+    if args.command == "batch":
+        return batch_cli.main(args, _say)
     if args.command == "acp":
         from ._internal.acp.server import run
 

@@ -50,6 +50,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the loop as an ACP agent: an entry point, over the agent (and, with a live kernel,
     # the notebook's kernel tools, run in that kernel)
     ("fuxi_notebook._internal.acp",),
+    # batches of notebook runs on Dask: over the sessions' records, never the loop itself
+    # (each run is a kernel of its own)
+    ("fuxi_notebook._internal.batch",),
     ("fuxi_notebook.testing",),
     ("fuxi_notebook", "fuxi_notebook.__main__", "fuxi_notebook._internal.demo"),
 )

@@ -1,0 +1,88 @@
+"""One run of a batch, in a process of its own: `python -m ...batch.runner SPEC.json`.
+
+papermill executes the notebook with the run's parameters in the run's folder (its kernel
+inherits this process's environment: `FUXI_NOTEBOOK` names the output notebook, so each
+`%%fuxi` cell knows its record's file); then each `%%fuxi` cell's record is copied into
+its metadata (`sessions keep`), so the output notebook replays offline even once its
+outputs are cleared. The outcome goes to the spec's `result` file as JSON.
+
+Its own process, so that a run's kernel never outlives it: a terminate signal stops the
+execution the way an interrupt does (papermill shuts its kernel down), and if whoever
+started it dies (a Dask worker killed mid-run), it stops too; the kernel, which watches
+this process (`JPY_PARENT_PID`), follows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "run"]
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit when the process that started this one is gone."""
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(3)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    """Execute one notebook (see the module docstring); the outcome as a dict."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    from ..common.atomic_file import write_atomically
+    from ..sessions.keep import keep_records
+
+    output = Path(spec["output"])
+    started = time.monotonic()
+    outcome: dict[str, Any] = {"status": "succeeded", "error": None}
+    try:
+        papermill.execute_notebook(
+            spec["input"], str(output), parameters=spec.get("params") or {},
+            cwd=spec["cwd"], progress_bar=False, log_output=False,
+            kernel_name=spec.get("kernel"), request_save_on_cell_execute=False)
+    except PapermillExecutionError as error:
+        outcome = {"status": "failed", "error": f"cell {error.exec_count}: {error.ename}: "
+                                                f"{' '.join(str(error.evalue).split())}"[:500]}
+    except KeyboardInterrupt:
+        outcome = {"status": "failed", "error": "stopped before it finished"}
+    except Exception as error:  # a kernel that died, a notebook papermill refused
+        outcome = {"status": "failed",
+                   "error": f"{type(error).__name__}: {' '.join(str(error).split())}"[:500]}
+    if output.exists():
+        try:
+            kept = keep_records(output, from_outputs=True)
+            if kept.text is not None:
+                write_atomically(output, kept.text.encode())
+        except Exception as error:  # the run stands; its records stay in the outputs
+            outcome.setdefault("notes", []).append(f"records not kept in metadata: {error}")
+    outcome["duration_s"] = round(time.monotonic() - started, 3)
+    return outcome
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    spec_path = Path(args[0])
+    spec = json.loads(spec_path.read_text())
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    signal.signal(signal.SIGTERM, _interrupt)
+    outcome = run(spec)
+    Path(spec["result"]).write_text(json.dumps(outcome))
+    return 0 if outcome["status"] == "succeeded" else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
