@@ -223,10 +223,10 @@ def test_ctrl_c_keeps_finished_runs_and_leaves_no_kernel_running(api, tmp_path):
 
     notebook = _notebook(tmp_path)
     nb = nbformat.read(notebook, as_version=4)
-    pidfile = tmp_path / "south-kernel.pid"
+    pidfile, release = tmp_path / "south-kernel.pid", tmp_path / "release"
     nb.cells.insert(2, nbformat.v4.new_code_cell(
         "import os, pathlib, time\n"
-        "if region == 'south':\n"
+        f"if region == 'south' and not pathlib.Path({str(release)!r}).exists():\n"
         f"    pathlib.Path({str(pidfile)!r}).write_text(str(os.getpid()))\n"
         "    deadline = time.monotonic() + 120\n"
         "    while time.monotonic() < deadline:\n"
@@ -254,3 +254,52 @@ def test_ctrl_c_keeps_finished_runs_and_leaves_no_kernel_running(api, tmp_path):
     assert [(r["params"]["region"], r["status"]) for r in summary["runs"]] == [
         ("north", "succeeded"), ("south", "failed")]
     assert "interrupt" in summary["runs"][1]["error"]
+    # the same command again: north is kept (no request for it), south runs
+    release.write_text("")
+    sent = len(api.requests)
+    again = run_batch(_options(notebook, tmp_path / "runs", ["north", "south"]))
+    assert again.exit_code == 0 and len(api.requests) == sent + 1
+
+
+def test_a_terminal_shows_a_progress_bar_and_lines_above_it(api, tmp_path):
+    import pexpect
+
+    notebook = _notebook(tmp_path)
+    api.add(*[Turn([text("ok")]) for _ in range(2)])
+    child = pexpect.spawn(sys.executable, ["-m", "fuxi_notebook", "batch", str(notebook),
+                                           "-p", "region", "north", "-p", "region", "south",
+                                           "--out", str(tmp_path / "runs"), "--workers", "1"],
+                          env=dict(os.environ), encoding="utf-8", timeout=240,
+                          dimensions=(24, 160))
+    child.expect(r"\[1/2\] north-\w+: succeeded")
+    child.expect(r"2/2 .*0 running, 0 failed, \$0\.\d+ spent")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "Traceback" not in (child.before or "")
+
+
+def test_a_batch_on_an_existing_cluster_by_its_scheduler_address(api, tmp_path):
+    import logging
+
+    from distributed import LocalCluster
+
+    notebook = _notebook(tmp_path)
+    api.add(*[Turn([text("ok")]) for _ in range(2)])
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        result = run_batch(BatchOptions(notebook=notebook, out=tmp_path / "runs",
+                                        grid=make_grid([("region", "north"),
+                                                        ("region", "south")]),
+                                        scheduler=cluster.scheduler_address,
+                                        say=lambda _: None))
+        assert result.exit_code == 0 and len(api.requests) == 2
+        assert len(cluster.workers) == 1  # the cluster is the user's: it is left running
+
+
+def test_importing_the_batch_api_loads_neither_dask_nor_papermill():
+    code = ("import sys, fuxi_notebook, fuxi_notebook.batch\n"
+            "print(sorted(m for m in ('dask', 'distributed', 'papermill') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=os.environ, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr

@@ -8,6 +8,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .params import BatchInputError, make_grid
 
@@ -43,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, say_error: Callable[[str, object], None]) -> int:
     from .orchestrate import BatchOptions, run_batch
 
+    say, on_progress, close = _reporting(sys.stdout.isatty())
     try:
         grid = make_grid([tuple(pair) for pair in args.parameters], args.parameters_yaml,
                          [Path(f) for f in args.parameters_file])
@@ -54,13 +56,48 @@ def main(args: argparse.Namespace, say_error: Callable[[str, object], None]) -> 
             grid=grid, workers=args.workers, scheduler=args.scheduler,
             max_budget_usd=args.max_budget_usd,
             max_budget_usd_total=args.max_budget_usd_total, replay=args.replay,
-            kernel=args.kernel, say=lambda line: print(line, flush=True))
+            kernel=args.kernel, say=say, on_progress=on_progress)
         result = run_batch(options)
     except BatchInputError as error:
         say_error("fuxi batch", error)
         return 2
     except KeyboardInterrupt:
+        close()
         print("fuxi batch: interrupted; finished runs are kept (run the same command again "
               "to go on)", file=sys.stderr, flush=True)
         return 130
+    finally:
+        close()
     return result.exit_code
+
+
+def _reporting(terminal: bool) -> tuple[Callable[[str], None], Callable[[Any], None] | None,
+                                        Callable[[], None]]:
+    """(say a line, show progress, close): plain lines when not a terminal; in a terminal,
+    a progress bar with the lines printed above it."""
+    if not terminal:
+        return (lambda line: print(line, flush=True)), None, (lambda: None)
+    import importlib
+
+    tqdm: Any = importlib.import_module("tqdm").tqdm  # papermill's own dependency
+    bar: list[Any] = []
+
+    def show(progress: Any) -> None:
+        if not bar:
+            bar.append(tqdm(total=progress.total, unit="run", dynamic_ncols=True))
+        bar[0].n = progress.done
+        bar[0].set_postfix_str(f"{progress.running} running, {progress.failed} failed, "
+                               f"${progress.spent_usd:.4f} spent")
+
+    def say(line: str) -> None:
+        if bar:
+            tqdm.write(line)  # above the bar
+        else:
+            print(line, flush=True)
+
+    def close() -> None:
+        if bar:
+            bar[0].close()
+            bar.clear()
+
+    return say, show, close

@@ -30,7 +30,7 @@ from typing import Any
 from .params import BatchInputError, check_names, declared_parameters
 from .runs import Run, RunState, make_runs, notebook_digest, read_state, write_state
 
-__all__ = ["REPLAY_FOLDER", "BatchOptions", "BatchResult", "run_batch"]
+__all__ = ["REPLAY_FOLDER", "BatchOptions", "BatchResult", "Progress", "run_batch"]
 
 _TINY = 1e-9
 #: where `--replay` puts a run's replayed notebook and files, inside the run's folder
@@ -51,6 +51,19 @@ class BatchOptions:
     replay: bool = False
     kernel: str | None = None
     say: Callable[[str], None] = print
+    #: called as runs start and end (a terminal's progress bar); None: only `say`'s lines
+    on_progress: Callable[[Progress], None] | None = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a batch is: its runs done, running and failed, and what it spent so far."""
+
+    done: int
+    total: int
+    running: int
+    failed: int
+    spent_usd: float
 
 
 @dataclass
@@ -321,6 +334,7 @@ class _Flight:
         if bundle is not None:  # one copy on each worker for every run
             self.shared = self.client.scatter(bundle, broadcast=True)
         self.submit_what_fits()
+        self.report()
         while batch.running:
             future = next(self.futures)
             run, cap = batch.running.pop(future)
@@ -333,6 +347,7 @@ class _Flight:
             self.done += 1
             batch.options.say(_progress_line(batch, state, self.done, self.total))
             self.submit_what_fits()
+            self.report()
             if not batch.running and self.pending:  # no room, and nothing could free it
                 self.skip(f"not started: the batch's budget "
                           f"(${batch.options.max_budget_usd_total:.2f}) was spent")
@@ -356,6 +371,13 @@ class _Flight:
                                         key=f"fuxi-{run.run_id}-{time.time_ns()}", pure=False)
             batch.running[future] = (run, cap)
             self.futures.add(future)
+
+    def report(self) -> None:
+        report = self.batch.options.on_progress
+        if report is not None:
+            states = self.batch.states.values()
+            report(Progress(self.done, self.total, len(self.batch.running),
+                            sum(s.status == "failed" for s in states), self.batch.spent()))
 
     def skip(self, why: str) -> None:
         for run in self.pending:
