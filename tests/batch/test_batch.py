@@ -94,11 +94,11 @@ def test_the_same_command_again_keeps_what_succeeded(api, tmp_path):
     api.add(*[Turn([text("ok")]) for _ in range(2)])
     first = batch.run(notebook, out=tmp_path / "runs", grid={"region": ["north", "south"]},
                       workers=2, say=lambda _: None)
-    assert first.exit_code == 0
+    assert first.exit_code == 0, [(s.run_id, s.error) for s in first.states]
     api.add(Turn([text("ok")]))
     again = batch.run(notebook, out=tmp_path / "runs", workers=2, say=lambda _: None,
                       grid={"region": ["north", "south", "east"]})
-    assert again.exit_code == 0
+    assert again.exit_code == 0, [(s.run_id, s.error) for s in again.states]
     assert len(api.requests) == 3  # north and south were not run again
     assert [s.attempts for s in again.states] == [1, 1, 1]
 
@@ -121,7 +121,8 @@ def test_a_bad_parameter_name_is_one_line_and_nothing_runs(api, tmp_path):
 def test_replay_of_a_finished_batch_needs_no_key_and_sends_nothing(api, tmp_path, monkeypatch):
     notebook = _notebook(tmp_path)
     api.add(*[Turn([text("ok")]) for _ in range(2)])
-    assert run_batch(_options(notebook, tmp_path / "runs", ["north", "south"])).exit_code == 0
+    first = run_batch(_options(notebook, tmp_path / "runs", ["north", "south"]))
+    assert first.exit_code == 0, [(s.run_id, s.error) for s in first.states]
     sent = len(api.requests)
     for written in (tmp_path / "runs").glob("*/*.txt"):
         written.unlink()  # the replay's tools write them again
@@ -142,7 +143,8 @@ def test_replay_of_a_finished_batch_needs_no_key_and_sends_nothing(api, tmp_path
 def test_a_replay_that_diverges_fails_that_run(api, tmp_path, monkeypatch):
     notebook = _notebook(tmp_path)
     api.add(*[Turn([text("ok")]) for _ in range(2)])
-    assert run_batch(_options(notebook, tmp_path / "runs", ["north", "south"])).exit_code == 0
+    first = run_batch(_options(notebook, tmp_path / "runs", ["north", "south"]))
+    assert first.exit_code == 0, [(s.run_id, s.error) for s in first.states]
     south = next((tmp_path / "runs").glob("south-*"))
     output = nbformat.read(south / "report.ipynb", as_version=4)
     ask = next(c for c in output.cells if c.source.startswith("%%fuxi"))
@@ -182,6 +184,83 @@ def test_a_worker_killed_mid_run_has_its_run_retried_on_another(api, tmp_path):
     for pid in (runner, worker):
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(
             f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_a_cell_error_fails_its_run_not_the_batch(api, tmp_path):
+    notebook = _notebook(tmp_path)
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells.insert(2, nbformat.v4.new_code_cell(
+        "if region == 'south':\n    raise ValueError('no data for\\nsouth')", id="check"))
+    nbformat.write(nb, notebook)
+    api.add(*[Turn([text("ok")]) for _ in range(2)])
+    result = run_batch(_options(notebook, tmp_path / "runs", ["north", "south", "east"]))
+    assert [s.status for s in result.states] == ["succeeded", "failed", "succeeded"]
+    assert result.exit_code == 1 and len(api.requests) == 2  # south stopped before asking
+    # [4] in the output notebook: papermill added the injected parameters cell
+    assert result.states[1].error == "cell 4: ValueError: no data for south"
+    assert result.states[1].attempts == 1  # a cell's error is the run's answer: no retry
+    summary = json.loads((tmp_path / "runs" / "summary.json").read_text())
+    assert (summary["succeeded"], summary["failed"]) == (2, 1)
+    assert "| failed | 0 | 0.0000 |" in (tmp_path / "runs" / "summary.md").read_text()
+
+
+#: a kernel that fails to start while `fails` says so (a port taken by another kernel
+#: starting at the same moment, seen once under CI load, fails the same way); each start
+#: is a line in `starts`
+FLAKY_KERNEL = """
+import os, sys
+folder = sys.argv[2]
+with open(os.path.join(folder, "starts"), "a") as starts:
+    starts.write("start\\n")
+try:
+    os.remove(os.path.join(folder, "fails-once"))  # only one start takes it
+    sys.exit(1)
+except FileNotFoundError:
+    pass
+if os.path.exists(os.path.join(folder, "fails-always")):
+    sys.exit(1)
+os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f", sys.argv[1]])
+"""
+
+
+def _flaky_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: str) -> Path:
+    folder = tmp_path / "kernel-state"
+    folder.mkdir()
+    (folder / fails).write_text("")
+    (folder / "flaky.py").write_text(FLAKY_KERNEL)
+    spec = tmp_path / "jupyter" / "kernels" / "flaky"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, str(folder / "flaky.py"), "{connection_file}", str(folder)],
+        "display_name": "flaky", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    return folder
+
+
+def test_a_kernel_that_did_not_start_is_started_once_more(api, tmp_path, monkeypatch):
+    notebook = _notebook(tmp_path)
+    state = _flaky_kernel(tmp_path, monkeypatch, "fails-once")
+    api.add(*[Turn([text("ok")]) for _ in range(2)])
+    result = run_batch(_options(notebook, tmp_path / "runs", ["north", "south"],
+                                kernel="flaky"))
+    assert result.exit_code == 0, [(s.run_id, s.error) for s in result.states]
+    assert len(api.requests) == 2
+    assert (state / "starts").read_text().count("start") == 3
+    noted = [s for s in result.states if s.notes]
+    assert len(noted) == 1 and noted[0].notes == [
+        "the kernel did not start (RuntimeError: Kernel died before replying to "
+        "kernel_info); started again"]
+    assert "note: the kernel did not start" in (tmp_path / "runs" / "summary.md").read_text()
+
+
+def test_a_kernel_that_never_starts_fails_its_run_in_one_line(api, tmp_path, monkeypatch):
+    notebook = _notebook(tmp_path)
+    state = _flaky_kernel(tmp_path, monkeypatch, "fails-always")
+    result = run_batch(_options(notebook, tmp_path / "runs", ["north"], kernel="flaky"))
+    assert result.exit_code == 1 and api.requests == []
+    assert result.states[0].error == ("RuntimeError: Kernel died before replying to "
+                                      "kernel_info")
+    assert (state / "starts").read_text().count("start") == 2  # once more, not forever
 
 
 def test_one_budget_for_the_batch_stops_it_after_the_first_runs(api, tmp_path):

@@ -248,6 +248,7 @@ class _Batch:
             unpack(outcome["files"], folder)
             state.status = outcome.get("status", "failed")
             state.error = outcome.get("error")
+            state.notes = [str(note) for note in outcome.get("notes") or []]
             notebook = folder / self.notebook_name(run)
             if notebook.exists():
                 state.notebook = notebook.relative_to(self.out).as_posix()

@@ -4,7 +4,8 @@ papermill executes the notebook with the run's parameters in the run's folder (i
 inherits this process's environment: `FUXI_NOTEBOOK` names the output notebook, so each
 `%%fuxi` cell knows its record's file); then each `%%fuxi` cell's record is copied into
 its metadata (`sessions keep`), so the output notebook replays offline even once its
-outputs are cleared. The outcome goes to the spec's `result` file as JSON.
+outputs are cleared. The outcome goes to the spec's `result` file as JSON. A kernel that
+does not start is started once more (see `run`).
 
 Its own process, so that a run's kernel never outlives it: a terminate signal stops the
 execution the way an interrupt does (papermill shuts its kernel down), and if whoever
@@ -38,8 +39,33 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _nothing_ran(output: Path) -> bool:
+    """Whether no cell of the output notebook started (papermill stamps each cell it
+    starts); True if papermill wrote no notebook at all."""
+    if not output.exists():
+        return True
+    from ..sessions.notebook_file import read_document
+
+    try:
+        cells = read_document(output).get("cells", [])
+    except Exception:
+        return False  # unreadable: not known to be safe to run again
+    return not any(cell.get("execution_count") is not None
+                   or ((cell.get("metadata") or {}).get("papermill") or {}).get("start_time")
+                   for cell in cells if cell.get("cell_type") == "code")
+
+
+def _one_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {' '.join(str(error).split())}"[:500]
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    """Execute one notebook (see the module docstring); the outcome as a dict."""
+    """Execute one notebook (see the module docstring); the outcome as a dict.
+
+    A kernel that does not start (it died before answering, or did not answer in time: a
+    port taken by another kernel starting at the same moment, a machine too busy) is
+    started once more, since no cell ran and nothing was spent; a kernel that dies once
+    cells ran is not, as what they did (model requests, files) would be done twice."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -48,27 +74,37 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
     output = Path(spec["output"])
     started = time.monotonic()
-    outcome: dict[str, Any] = {"status": "succeeded", "error": None}
-    try:
-        papermill.execute_notebook(
-            spec["input"], str(output), parameters=spec.get("params") or {},
-            cwd=spec["cwd"], progress_bar=False, log_output=False,
-            kernel_name=spec.get("kernel"), request_save_on_cell_execute=False)
-    except PapermillExecutionError as error:
-        outcome = {"status": "failed", "error": f"cell {error.exec_count}: {error.ename}: "
-                                                f"{' '.join(str(error.evalue).split())}"[:500]}
-    except KeyboardInterrupt:
-        outcome = {"status": "failed", "error": "stopped before it finished"}
-    except Exception as error:  # a kernel that died, a notebook papermill refused
-        outcome = {"status": "failed",
-                   "error": f"{type(error).__name__}: {' '.join(str(error).split())}"[:500]}
+    notes: list[str] = []
+    for attempt in (1, 2):
+        outcome: dict[str, Any] = {"status": "succeeded", "error": None}
+        try:
+            papermill.execute_notebook(
+                spec["input"], str(output), parameters=spec.get("params") or {},
+                cwd=spec["cwd"], progress_bar=False, log_output=False,
+                kernel_name=spec.get("kernel"), request_save_on_cell_execute=False)
+        except PapermillExecutionError as error:
+            outcome = {"status": "failed",
+                       "error": f"cell {error.exec_count}: {error.ename}: "
+                                f"{' '.join(str(error.evalue).split())}"[:500]}
+        except KeyboardInterrupt:
+            outcome = {"status": "failed", "error": "stopped before it finished"}
+        except (RuntimeError, TimeoutError) as error:  # the kernel, at its start or later
+            outcome = {"status": "failed", "error": _one_line(error)}
+            if attempt == 1 and _nothing_ran(output):
+                notes.append(f"the kernel did not start ({_one_line(error)}); started again")
+                continue
+        except Exception as error:  # a kernel unknown, a notebook papermill refused
+            outcome = {"status": "failed", "error": _one_line(error)}
+        break
     if output.exists():
         try:
             kept = keep_records(output, from_outputs=True)
             if kept.text is not None:
                 write_atomically(output, kept.text.encode())
         except Exception as error:  # the run stands; its records stay in the outputs
-            outcome.setdefault("notes", []).append(f"records not kept in metadata: {error}")
+            notes.append(f"records not kept in metadata: {error}")
+    if notes:
+        outcome["notes"] = notes
     outcome["duration_s"] = round(time.monotonic() - started, 3)
     return outcome
 

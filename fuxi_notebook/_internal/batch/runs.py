@@ -68,6 +68,7 @@ class RunState:
     budget_usd: float | None = None  # the most this run was allowed to spend
     cut: bool = False  # it ran on less than its share: the batch's budget was nearly spent
     cells: list[dict[str, Any]] = field(default_factory=list)  # its %%fuxi cells
+    notes: list[str] = field(default_factory=list)  # what happened on the way (a retry)
 
     def same_run(self, other: RunState) -> bool:
         return (self.params == other.params

@@ -77,9 +77,11 @@ def _markdown(states: list[RunState], summary: dict[str, Any]) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in state.params.items())
         cost = "?" if state.cost_usd is None else f"{state.cost_usd:.4f}"
         status = state.status + (" (cut: budget)" if state.cut else "")
+        said = "; ".join([*([state.error] if state.error else []),
+                          *(f"note: {note}" for note in state.notes)])
         lines.append("| " + " | ".join(_cell(x) for x in (
             state.run_id, params, status, state.turns, cost, f"{state.duration_s:.1f}",
-            state.notebook or "", state.error or "")) + " |")
+            state.notebook or "", said)) + " |")
     unknown = f" ({summary['cost_unknown']} runs of unknown price)" if summary[
         "cost_unknown"] else ""
     budget = (f" of a budget of ${summary['budget_usd']:.2f}"
