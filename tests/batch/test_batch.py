@@ -186,6 +186,33 @@ def test_a_worker_killed_mid_run_has_its_run_retried_on_another(api, tmp_path):
             f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
+def test_a_run_whose_worker_dies_twice_fails_with_the_reason(api, tmp_path):
+    """South's kernel kills the worker running it on every try: after the second death the
+    run is failed with that reason; the other runs finish, and the batch ends (exit 1)."""
+    notebook = _notebook(tmp_path)
+    nb = nbformat.read(notebook, as_version=4)
+    kills = tmp_path / "kills"
+    nb.cells.insert(2, nbformat.v4.new_code_cell(
+        "import os, pathlib, signal\n"
+        "if region == 'south':\n"
+        "    runner = os.getppid()\n"
+        "    worker = int(open(f'/proc/{runner}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+        f"    with open({str(kills)!r}, 'a') as kills:\n"
+        "        kills.write(f'{worker}\\n')\n"
+        "    os.kill(worker, signal.SIGKILL)\n"
+        "    import time; time.sleep(60)\n", id="kill"))
+    nbformat.write(nb, notebook)
+    api.add(*[Turn([text("ok")]) for _ in range(2)])
+    result = run_batch(_options(notebook, tmp_path / "runs", ["north", "south", "east"]))
+    assert [s.status for s in result.states] == ["succeeded", "failed", "succeeded"]
+    assert result.states[1].error == "the worker running it died, and again on a second worker"
+    assert result.exit_code == 1 and len(api.requests) == 2
+    workers = kills.read_text().split()
+    assert len(workers) == 2 and workers[0] != workers[1]  # tried on another worker
+    summary = (tmp_path / "runs" / "summary.md").read_text()
+    assert "died, and again on a second worker" in summary
+
+
 def test_a_cell_error_fails_its_run_not_the_batch(api, tmp_path):
     notebook = _notebook(tmp_path)
     nb = nbformat.read(notebook, as_version=4)
