@@ -3,19 +3,29 @@
 For tests whose client lives in another process (a Jupyter kernel reaching the server
 through `ANTHROPIC_BASE_URL`). Prints exactly one `FAKE_API_URL=...` line on stdout so the
 parent can read the address, then serves until SIGTERM or SIGINT and exits 0.
+
+`--provider bedrock|vertex|foundry` serves the same script behind that provider's fake
+(`provider_fakes`) and prints a second line, `FAKE_API_ENV={...}`: the variables (JSON)
+with which the provider's client reaches it, `FUXI_USE_<PROVIDER>=1` included (Vertex's
+service-account key file is written into a temporary folder, removed at the end).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from .._internal.models.script import load_script
 from .fake_server import FakeMessagesServer
+from .provider_fakes import FakeBedrockServer, FakeFoundryServer, FakeVertexServer
 
 __all__ = ["main"]
 
@@ -30,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--model", default="claude-sonnet-5-5", help="model id to report")
     serve.add_argument("--chunk", type=int, default=24, help="characters per delta")
     serve.add_argument("--cache-min-tokens", type=int, default=0)
+    serve.add_argument("--provider", choices=["anthropic", "bedrock", "vertex", "foundry"],
+                       default="anthropic", help="whose wire to speak")
     return parser
 
 
@@ -52,12 +64,25 @@ def _wait_for_signal() -> None:
 def serve(args: argparse.Namespace) -> int:
     """Run the server for `args` until a signal; report what happened on stderr."""
     steps = load_script(args.script)
-    server = FakeMessagesServer(
-        list(steps), model=args.model, chunk=args.chunk,
-        cache_min_tokens=args.cache_min_tokens, host=args.host, port=args.port,
-    )
-    with server:
+    kinds: dict[str, type[FakeMessagesServer]] = {
+        "anthropic": FakeMessagesServer, "bedrock": FakeBedrockServer,
+        "vertex": FakeVertexServer, "foundry": FakeFoundryServer}
+    options: dict[str, Any] = {"chunk": args.chunk, "cache_min_tokens": args.cache_min_tokens,
+                               "host": args.host, "port": args.port}
+    if args.provider == "anthropic":  # the providers name the model the URL asked for
+        options["model"] = args.model
+    server = kinds[args.provider](list(steps), **options)
+    with server, tempfile.TemporaryDirectory(prefix="fuxi-fake-keys-") as keys:
         print(f"FAKE_API_URL={server.url}", flush=True)
+        if isinstance(server, FakeVertexServer):
+            env = server.credentials_env(Path(keys))
+        elif isinstance(server, FakeBedrockServer | FakeFoundryServer):
+            env = server.client_env()
+        else:
+            env = {"ANTHROPIC_BASE_URL": server.url}
+        if args.provider != "anthropic":
+            env[f"FUXI_USE_{args.provider.upper()}"] = "1"
+            print(f"FAKE_API_ENV={json.dumps(env)}", flush=True)
         _wait_for_signal()
     print(f"fuxi-fake-api: served {len(server.requests)} requests, "
           f"{server.remaining} steps left, errors: {server.errors or 'none'}",

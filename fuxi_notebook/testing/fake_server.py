@@ -15,8 +15,9 @@ import json
 import threading
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from .._internal.models.pricing import is_known_model
 from .._internal.models.script import Fault, Step, Turn, turn_events
@@ -43,21 +44,59 @@ from ._http import (
 )
 from .cache import PromptCache, count_tokens
 
-__all__ = ["FakeMessagesServer"]
+__all__ = ["FakeMessagesServer", "RecordedRequest", "Rejection", "Route"]
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as it arrived: method, target (path and query), headers, body bytes."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Route:
+    """What a request asks for. A provider's URL may carry the model and whether to stream;
+    `params` keeps the other parts of the URL (project, region, ...)."""
+
+    kind: Literal["messages", "count_tokens"]
+    model: str | None = None
+    stream: bool | None = None
+    params: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A refusal in a provider's own shape (status, JSON body, extra headers)."""
+
+    status: int
+    payload: Any
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class FakeMessagesServer:
     """A scripted Messages API server running in a background thread with its own loop.
 
     Usable as `with FakeMessagesServer(steps) as server:` or via `start()` / `stop()`;
-    pass `server.url` as the client's `base_url`. Responses name the requested model, as
+    pass `server.url` (or `server.base_url`) as the client's `base_url`. Responses name the
+    requested model, as
     the API does (`model=` fixes one instead); `reject_unknown_models=True` refuses the
     models this version does not know, as the API refuses a model it does not have. See the
     module docstring of `fuxi_notebook._internal.models.script` for the step format.
+
+    Cloud providers' fakes (`testing.provider_fakes`) subclass it and override the hooks
+    of the "provider hooks" section (routes, authentication, body rules, error shapes,
+    stream framing); what a response is stays here.
     """
+
+    #: prefix of message ids (Bedrock's are `msg_bdrk_...`, Vertex's `msg_vrtx_...`)
+    message_id_prefix = "msg"
 
     def __init__(
         self,
@@ -91,6 +130,7 @@ class FakeMessagesServer:
         self._usage_log: list[dict[str, Any]] = []
         self._errors: list[str] = []
         self._count_requests: list[dict[str, Any]] = []
+        self._raw: list[RecordedRequest] = []
         self._connections = 0
         self._ids = itertools.count(1)
         self._thread: threading.Thread | None = None
@@ -112,7 +152,7 @@ class FakeMessagesServer:
         with self._lock:
             self._steps = deque(steps or [])
             for record in (self._requests, self._headers, self._usage_log, self._errors,
-                           self._count_requests):
+                           self._count_requests, self._raw):
                 record.clear()
         self.cache.reset()
 
@@ -127,6 +167,12 @@ class FakeMessagesServer:
         """Headers (lower-cased names) of every `POST /v1/messages`, in arrival order."""
         with self._lock:
             return list(self._headers)
+
+    @property
+    def raw_requests(self) -> list[RecordedRequest]:
+        """Every request received (any route, refused ones too), as it arrived."""
+        with self._lock:
+            return list(self._raw)
 
     @property
     def usage_log(self) -> list[dict[str, Any]]:
@@ -196,13 +242,13 @@ class FakeMessagesServer:
         usage: dict[str, Any] = {**self.cache.account(body), **turn.usage}
         usage.pop("output_tokens", None)
         events = turn_events(
-            turn, message_id=self._next_id("msg"),
+            turn, message_id=self._next_id(self.message_id_prefix),
             model=self.model or str(body.get("model") or "claude-sonnet-5-5"), usage=usage,
             tool_ids=lambda: self._next_id("toolu"), chunk=self.chunk,
         )
         with self._lock:
             self._usage_log.append(final_usage(events))
-        return events
+        return self._decorate_events(events)
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -215,8 +261,13 @@ class FakeMessagesServer:
 
     @property
     def url(self) -> str:
-        """The client's `base_url`."""
+        """The server's root URL (the first-party client's `base_url`)."""
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """What to pass as the client's `base_url` (a provider's fake adds its prefix)."""
+        return self.url
 
     def start(self) -> FakeMessagesServer:
         """Bind and serve in a daemon thread; returns once the port is known."""
@@ -310,13 +361,17 @@ class FakeMessagesServer:
 
     async def _dispatch(self, request: HttpRequest, writer: asyncio.StreamWriter) -> bool:
         """Answer one request; False when the connection must be closed afterwards."""
+        with self._lock:
+            self._raw.append(RecordedRequest(request.method, request.path,
+                                             dict(request.headers), request.body))
         path = request.path.split("?", 1)[0].rstrip("/")
-        if request.method != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+        route = self._route(request.method, path)
+        if route is None:
             return await self._send_error(writer, 404, "not_found_error",
                                           f"fake server: no route {request.method} {path}")
-        if not authenticated(request.headers):
-            return await self._send_error(writer, 401, "authentication_error",
-                                          "fake server: no Authorization or x-api-key header")
+        refused = self._auth_problem(request, route)
+        if refused is not None:
+            return await self._send_rejection(writer, refused)
         try:
             body = json.loads(request.body or b"null")
             if not isinstance(body, dict):
@@ -324,34 +379,121 @@ class FakeMessagesServer:
         except ValueError as exc:
             return await self._send_error(writer, 400, "invalid_request_error",
                                           f"fake server: bad JSON body: {exc}")
-        if path == COUNT_TOKENS_PATH:
+        if route.kind == "count_tokens":
+            return await self._count(route, body, writer)
+        refused = self._body_problem(route, body)
+        if refused is not None:  # what the provider refuses before the model sees it
             with self._lock:
-                self._count_requests.append(body)
-            unknown = self._unknown_model(body)
-            if unknown is not None:
-                return await self._send_error(writer, 404, "not_found_error", unknown)
-            return await self._send_json(writer, 200, {"input_tokens": count_tokens(body)})
-        unknown = self._unknown_model(body)
+                self._requests.append(body)
+                self._errors.append(f"rejected request: {json.dumps(refused.payload)}")
+            return await self._send_rejection(writer, refused)
+        wanted = self._messages_body(route, body)
+        unknown = self._unknown_model(wanted)
         if unknown is not None:  # the API refuses the model before it looks at the rest
             with self._lock:
                 self._requests.append(body)
                 self._errors.append(f"rejected request: {unknown}")
-            return await self._send_error(writer, 404, "not_found_error", unknown)
-        problem = request_problem(body, size=len(request.body or b""))
+            return await self._send_rejection(writer, self._model_refusal(route, unknown))
+        problem = request_problem(wanted, size=len(request.body or b""))
         if problem is not None:  # what the real API rejects, the fake rejects too
             with self._lock:
                 self._requests.append(body)
                 self._errors.append(f"rejected request: {problem[1]}")
             kind = "request_too_large" if problem[0] == 413 else "invalid_request_error"
             return await self._send_error(writer, problem[0], kind, problem[1])
-        too_long = self._over_window(body)
+        too_long = self._over_window(wanted)
         if too_long is not None:
             with self._lock:
                 self._requests.append(body)
                 self._errors.append(f"rejected request: {too_long}")
             return await self._send_error(writer, 400, "invalid_request_error", too_long)
         step = self._take_step(body, dict(request.headers))
-        return await self._respond(self._resolve(step, body), body, writer)
+        return await self._respond(self._resolve(step, wanted), wanted, writer)
+
+    async def _count(self, route: Route, body: dict[str, Any],
+                     writer: asyncio.StreamWriter) -> bool:
+        """A token count: the estimate `count_tokens` makes of the request it counts."""
+        refused = self._count_problem(route, body)
+        if refused is not None:
+            return await self._send_rejection(writer, refused)
+        with self._lock:
+            self._count_requests.append(body)
+        wanted = self._counted_body(route, body)
+        unknown = self._unknown_model(wanted)
+        if unknown is not None:
+            return await self._send_rejection(writer, self._model_refusal(route, unknown))
+        return await self._send_json(writer, 200, self._count_payload(count_tokens(wanted)))
+
+    # ----------------------------------------------------------------- provider hooks
+
+    def _route(self, method: str, path: str) -> Route | None:
+        """What `method path` (query and trailing slash removed) asks for; None: 404."""
+        if method != "POST":
+            return None
+        if path == MESSAGES_PATH:
+            return Route("messages")
+        if path == COUNT_TOKENS_PATH:
+            return Route("count_tokens")
+        return None
+
+    def _auth_problem(self, request: HttpRequest, route: Route) -> Rejection | None:
+        """The refusal of a request without acceptable credentials, or None."""
+        if authenticated(request.headers):
+            return None
+        return self._rejection(401, "authentication_error",
+                               "fake server: no Authorization or x-api-key header")
+
+    def _body_problem(self, route: Route, body: dict[str, Any]) -> Rejection | None:
+        """What the provider refuses in a Messages body before the model sees it."""
+        return None
+
+    def _messages_body(self, route: Route, body: dict[str, Any]) -> dict[str, Any]:
+        """The Messages API request `body` stands for (a provider moves parts to the URL)."""
+        return body
+
+    def _model_refusal(self, route: Route, message: str) -> Rejection:
+        """The refusal of a model the server does not have (`message`: "model: <id>")."""
+        return self._rejection(404, "not_found_error", message)
+
+    def _count_problem(self, route: Route, body: dict[str, Any]) -> Rejection | None:
+        """What the provider refuses in a token-count body."""
+        return None
+
+    def _counted_body(self, route: Route, body: dict[str, Any]) -> dict[str, Any]:
+        """The Messages API request whose tokens a count request asks for."""
+        return body
+
+    def _count_payload(self, tokens: int) -> Any:
+        """The token count's answer."""
+        return {"input_tokens": tokens}
+
+    def _rejection(self, status: int, error_type: str, message: str,
+                   headers: dict[str, str] | None = None) -> Rejection:
+        """An error in this server's shape (the Messages API's: `type: error`)."""
+        request_id = self._next_id("req")
+        return Rejection(status, error_body(error_type, message, request_id),
+                         {"request-id": request_id, **(headers or {})})
+
+    def _decorate_events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A provider's additions to the stream events (Bedrock's invocation metrics)."""
+        return events
+
+    def _stream_headers(self) -> dict[str, str]:
+        """Headers of a 200 streamed response."""
+        return {"content-type": "text/event-stream", "cache-control": "no-cache",
+                "request-id": self._next_id("req")}
+
+    def _stream_bytes(self, event: dict[str, Any]) -> bytes:
+        """One event as the stream frames it (SSE here)."""
+        return sse_bytes(event)
+
+    def _stream_error_bytes(self, error_type: str, message: str) -> bytes:
+        """A mid-stream error, as the stream frames it."""
+        return sse_bytes({"type": "error", "error": {"type": error_type, "message": message}})
+
+    def _json_headers(self, payload: Any) -> dict[str, str]:
+        """Headers of a 200 JSON response carrying `payload`."""
+        return {"request-id": self._next_id("req")}
 
     def _unknown_model(self, body: dict[str, Any]) -> str | None:
         """The API's message for a model it does not have (`model: <id>`), or None."""
@@ -388,8 +530,7 @@ class FakeMessagesServer:
 
     async def _send_json(self, writer: asyncio.StreamWriter, status: int, payload: Any) -> bool:
         """A JSON success body; always keeps the connection."""
-        head = {"request-id": self._next_id("req")}
-        writer.write(json_response_bytes(status, payload, head))
+        writer.write(json_response_bytes(status, payload, self._json_headers(payload)))
         await writer.drain()
         return True
 
@@ -397,11 +538,14 @@ class FakeMessagesServer:
         self, writer: asyncio.StreamWriter, status: int, error_type: str, message: str,
         headers: dict[str, str] | None = None,
     ) -> bool:
-        """An API error body whose `request_id` matches the `request-id` header."""
-        request_id = self._next_id("req")
-        payload = error_body(error_type, message, request_id)
-        writer.write(json_response_bytes(status, payload, {"request-id": request_id,
-                                                           **(headers or {})}))
+        """An API error in this server's shape (for the Messages API, a body whose
+        `request_id` matches the `request-id` header)."""
+        return await self._send_rejection(
+            writer, self._rejection(status, error_type, message, headers))
+
+    async def _send_rejection(self, writer: asyncio.StreamWriter, rejection: Rejection) -> bool:
+        """A refusal as it was shaped; keeps the connection."""
+        writer.write(json_response_bytes(rejection.status, rejection.payload, rejection.headers))
         await writer.drain()
         return True
 
@@ -418,14 +562,10 @@ class FakeMessagesServer:
         self, writer: asyncio.StreamWriter, events: list[dict[str, Any]], *, finish: bool
     ) -> None:
         """Headers and events of a chunked SSE body; `finish` sends the last chunk."""
-        writer.write(response_head(200, {
-            "content-type": "text/event-stream",
-            "cache-control": "no-cache",
-            "transfer-encoding": "chunked",
-            "request-id": self._next_id("req"),
-        }))
+        writer.write(response_head(200, {**self._stream_headers(),
+                                         "transfer-encoding": "chunked"}))
         for event in events:
-            writer.write(chunk_bytes(sse_bytes(event)))
+            writer.write(chunk_bytes(self._stream_bytes(event)))
         if finish:
             writer.write(LAST_CHUNK)
         await writer.drain()
@@ -449,7 +589,6 @@ class FakeMessagesServer:
         if not fault.error_event:
             return False
         error_type, message = fault_error(fault, "overloaded_error")
-        error = {"type": "error", "error": {"type": error_type, "message": message}}
-        writer.write(chunk_bytes(sse_bytes(error)) + LAST_CHUNK)
+        writer.write(chunk_bytes(self._stream_error_bytes(error_type, message)) + LAST_CHUNK)
         await writer.drain()
         return True

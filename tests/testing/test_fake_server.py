@@ -435,3 +435,40 @@ async def test_cli_serves_a_script_until_terminated(tmp_path: Path):
     assert process.returncode == 0, stderr
     assert stdout == ""
     assert "served 1 requests" in stderr
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex", "foundry"])
+async def test_cli_serves_a_script_behind_a_providers_wire(tmp_path: Path, provider: str,
+                                                           monkeypatch: pytest.MonkeyPatch):
+    """`serve --provider`: the second line is the environment a query needs, and a query
+    made with nothing else reaches the fake through the provider's own client."""
+    from fuxi_notebook import FuxiAgentOptions, ResultMessage, query
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"steps": [{"content": [{"type": "text", "text": "hi"}]}]}))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fuxi_notebook.testing", "serve", "--script", str(script),
+         "--provider", provider],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        url = await asyncio.to_thread(process.stdout.readline)
+        env_line = await asyncio.to_thread(process.stdout.readline)
+        if not env_line:
+            pytest.fail(f"no env line; stderr: {process.communicate(timeout=10)[1]}")
+        assert url.startswith("FAKE_API_URL=http://127.0.0.1:")
+        env = json.loads(env_line.removeprefix("FAKE_API_ENV="))
+        assert env[f"FUXI_USE_{provider.upper()}"] == "1"
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        if provider == "bedrock":
+            monkeypatch.setenv("FUXI_MODEL", "global.anthropic.claude-sonnet-5-5-v1:0")
+        results = [m async for m in query(prompt="hello", options=FuxiAgentOptions(
+            cwd=tmp_path)) if isinstance(m, ResultMessage)]
+        assert results[0].result == "hi", results[0].errors
+    finally:
+        process.terminate()
+        _, stderr = await asyncio.to_thread(process.communicate, timeout=10)
+    assert process.returncode == 0, stderr
+    assert "served 1 requests" in stderr and "errors: none" in stderr
+    if provider == "vertex":  # its key file lived in a folder of its own, now removed
+        assert not Path(env["GOOGLE_APPLICATION_CREDENTIALS"]).exists()
