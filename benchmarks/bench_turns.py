@@ -15,7 +15,15 @@ same way. Sending a bigger body costs more however it is built (the client, the 
 copy), so the floor grows too; what the loop adds over it per turn is its own work, and
 that is what should stay flat.
 
+With `--provider bedrock|vertex|foundry` the same queries run against that provider's fake
+(in its own process, `python -m fuxi_notebook.testing serve --provider`), through the
+`anthropic` package's own provider client (Bedrock signs every body with SigV4, Vertex
+signs in once with a service account's key), alternating with queries on the Anthropic
+API's fake: it prints both, their ratio at each mark, and the provider's late turns over
+its early ones (the wire floor is the Anthropic API's only).
+
 Run: .venv/bin/python benchmarks/bench_turns.py [--turns 150] [--runs 3] [--profile]
+         [--provider bedrock|vertex|foundry]
 """
 
 from __future__ import annotations
@@ -64,29 +72,47 @@ class _TimedModel(AnthropicModel):
             yield item
 
 
+#: the model each provider's fake is asked for (Bedrock knows models by its own ids)
+PROVIDER_MODELS = {"anthropic": MODEL, "bedrock": "global.anthropic.claude-sonnet-5-5-v1:0",
+                   "vertex": MODEL, "foundry": MODEL}
+
+
 @contextmanager
-def fake_api(turns: int) -> Iterator[str]:
+def fake_api(turns: int, provider: str = "anthropic") -> Iterator[str]:
+    """The fake in its own process; yields its URL. For a provider, the variables its
+    client needs are set in this process's environment while the block runs."""
     read = {"content": [{"type": "tool_use", "name": "Read",
                          "input": {"file_path": "notes.txt"}}]}
     steps = [read] * turns + [{"content": [{"type": "text", "text": "Done."}]}]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as script:
         json.dump({"steps": steps}, script)
     process = subprocess.Popen([sys.executable, "-m", "fuxi_notebook.testing", "serve",
-                                "--script", script.name], stdout=subprocess.PIPE, text=True)
+                                "--script", script.name, "--provider", provider],
+                               stdout=subprocess.PIPE, text=True)
+    before = dict(os.environ)
     try:
         assert process.stdout is not None
-        yield process.stdout.readline().strip().split("=", 1)[1]
+        url = process.stdout.readline().strip().split("=", 1)[1]
+        if provider != "anthropic":
+            os.environ.update(json.loads(process.stdout.readline().split("=", 1)[1]))
+        yield url
     finally:
+        os.environ.clear()
+        os.environ.update(before)
         process.terminate()
         process.wait(timeout=10)
         os.unlink(script.name)
 
 
-async def one_query(turns: int, profile: bool) -> tuple[list[float], pstats.Stats | None]:
+async def one_query(turns: int, profile: bool, provider: str = "anthropic"
+                    ) -> tuple[list[float], pstats.Stats | None]:
     folder = Path(tempfile.mkdtemp(prefix="fuxi-bench-"))
     (folder / "notes.txt").write_text("a line of notes to read again\n" * 40)
-    with fake_api(turns) as url:
-        model = _TimedModel(MODEL, api_key="bench", base_url=url)
+    with fake_api(turns, provider) as url:
+        if provider == "anthropic":
+            model = _TimedModel(MODEL, api_key="bench", base_url=url)
+        else:
+            model = _TimedModel(PROVIDER_MODELS[provider], provider=provider)
         if profile:
             model.profile, model.profile_from = cProfile.Profile(), turns - 2 * AROUND
         options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=["Read"],
@@ -141,13 +167,34 @@ def around(runs: list[list[float]], turn: int) -> float:
     return statistics.median(pooled) * 1000
 
 
+def compare_provider(turns: int, runs: int, provider: str) -> None:
+    """Queries on the Anthropic API's fake and on `provider`'s, alternating."""
+    first: list[list[float]] = []
+    theirs: list[list[float]] = []
+    for _ in range(runs):
+        first.append(asyncio.run(one_query(turns, False))[0])
+        theirs.append(asyncio.run(one_query(turns, False, provider))[0])
+    marks = [m for m in (10, 50, turns) if m <= min(map(len, first + theirs))]
+    for mark in marks:
+        ours, there = around(first, mark), around(theirs, mark)
+        print(f"client CPU per turn around turn {mark}: Anthropic API {ours:.2f} ms, "
+              f"{provider} {there:.2f} ms ({there / ours:.2f}x)")
+    for name, costs in (("Anthropic API", first), (provider, theirs)):
+        print(f"{name}: turn {marks[-1]} / turn 10: "
+              f"{around(costs, marks[-1]) / around(costs, 10):.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=150)
     parser.add_argument("--runs", type=int, default=3,
                         help="queries, one after another; each mark pools their turns")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--provider", choices=list(PROVIDER_MODELS), default="anthropic")
     args = parser.parse_args()
+    if args.provider != "anthropic":
+        compare_provider(args.turns, args.runs, args.provider)
+        return
     runs, profiles = [], []
     for run in range(args.runs):
         costs, profile = asyncio.run(one_query(args.turns, args.profile and run == 0))

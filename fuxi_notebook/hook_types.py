@@ -55,13 +55,48 @@ __all__ = [
 ]
 
 
-class BaseHookInput(TypedDict):
+class _NotSent(TypedDict, total=False):
+    """Keys of the comparable SDK 0.2.189's inputs that are declared and not sent here:
+    `prompt_id`, and `effort` (`{"level": ...}`). Optional keys live in `total=False`
+    classes, so that they stay optional also where annotations are strings."""
+
+    prompt_id: str
+    effort: dict[str, str]
+
+
+class BaseHookInput(_NotSent):
     """What every hook input carries."""
 
     session_id: str
     transcript_path: str | None  # None: no transcript file (records live in the notebook)
     cwd: str
     permission_mode: NotRequired[str]
+
+
+class BackgroundTaskSummary(TypedDict, total=False):
+    """A background task, as the comparable SDK's Stop input lists them."""
+
+    task_id: str
+    description: str
+    status: str
+
+
+class SessionCronSummary(TypedDict, total=False):
+    """A scheduled prompt of the session (none exist here: `session_crons` is
+    always empty)."""
+
+    cron_id: str
+    schedule: str
+    prompt: str
+
+
+class _AtStop(TypedDict, total=False):
+    """What the stop events (Stop, SubagentStop) carry besides: `session_crons` is always
+    sent, and always empty (nothing schedules prompts here: there are no CronCreate or
+    ScheduleWakeup tools); `background_tasks` is not sent."""
+
+    background_tasks: list[BackgroundTaskSummary]
+    session_crons: list[SessionCronSummary]
 
 
 class _InSubagent(TypedDict, total=False):
@@ -103,7 +138,7 @@ class UserPromptSubmitHookInput(BaseHookInput):
     prompt: str
 
 
-class StopHookInput(BaseHookInput):
+class StopHookInput(BaseHookInput, _AtStop):
     hook_event_name: Literal["Stop"]
     stop_hook_active: bool
     last_assistant_message: NotRequired[str]
@@ -115,7 +150,7 @@ class SubagentStartHookInput(BaseHookInput):
     agent_type: str
 
 
-class SubagentStopHookInput(BaseHookInput):
+class SubagentStopHookInput(BaseHookInput, _AtStop):
     hook_event_name: Literal["SubagentStop"]
     stop_hook_active: bool
     agent_id: str
@@ -137,7 +172,7 @@ class NotificationHookInput(BaseHookInput):
     title: NotRequired[str]
 
 
-class PermissionRequestHookInput(BaseHookInput):
+class PermissionRequestHookInput(BaseHookInput, _InSubagent):
     hook_event_name: Literal["PermissionRequest"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -179,7 +214,8 @@ class PostToolUseFailureHookSpecificOutput(TypedDict):
 class UserPromptSubmitHookSpecificOutput(TypedDict):
     hookEventName: Literal["UserPromptSubmit"]
     additionalContext: NotRequired[str]
-    sessionTitle: NotRequired[str]
+    sessionTitle: NotRequired[str]  # accepted, not applied (the session keeps its title)
+    suppressOriginalPrompt: NotRequired[bool]  # accepted, not applied
 
 
 class NotificationHookSpecificOutput(TypedDict):
@@ -198,6 +234,9 @@ class SubagentStopHookSpecificOutput(TypedDict):
 
 
 class StopHookSpecificOutput(TypedDict):
+    """`additionalContext` is feedback, not an error: the agent goes on with it (as a
+    system reminder) instead of stopping, as with `decision: "block"`."""
+
     hookEventName: Literal["Stop"]
     additionalContext: NotRequired[str]
 
@@ -280,22 +319,6 @@ class MessageDisplayHookSpecificOutput(TypedDict):
 
 #: the effort a hook's model call may use (the comparable SDK's prompt hooks)
 HookEffort = Literal["low", "medium", "high", "xhigh", "max"]
-
-
-class BackgroundTaskSummary(TypedDict, total=False):
-    """A background task of the comparable SDK's CLI (none exist here)."""
-
-    task_id: str
-    description: str
-    status: str
-
-
-class SessionCronSummary(TypedDict, total=False):
-    """A scheduled prompt of the comparable SDK's CLI (none exist here)."""
-
-    cron_id: str
-    schedule: str
-    prompt: str
 
 
 HookSpecificOutput = (PreToolUseHookSpecificOutput | PostToolUseHookSpecificOutput

@@ -366,6 +366,11 @@ class HookRunner:
         return _merge(list(opinions))
 
 
+#: the events whose input always carries `session_crons` (the comparable SDK 0.2.189's
+#: stop events): the session's scheduled prompts, always none here (nothing schedules one)
+_STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
+
+
 def _fresh_input(event: str, input_data: dict[str, Any]) -> dict[str, Any]:
     """A private deep copy per callback, so no callback can mutate another's (or our) input."""
     try:
@@ -373,6 +378,8 @@ def _fresh_input(event: str, input_data: dict[str, Any]) -> dict[str, Any]:
     except Exception:  # uncopyable payload (e.g. a live object in tool_response)
         data = dict(input_data)
     data["hook_event_name"] = event
+    if event in _STOP_EVENTS:
+        data.setdefault("session_crons", [])
     return data
 
 

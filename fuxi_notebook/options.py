@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .errors import ConfigurationError
+
 if TYPE_CHECKING:
     from ._internal.models.base import Model
     from .hooks import HookMatcher
@@ -27,8 +29,10 @@ __all__ = [
     "PermissionResultDeny",
     "PermissionRuleValue",
     "PermissionUpdate",
+    "PermissionUpdateError",
     "SettingSource",
     "ToolPermissionContext",
+    "check_permission_update",
 ]
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"]
@@ -61,21 +65,135 @@ class PermissionRuleValue:
         return cls(text)
 
 
+PermissionBehavior = Literal["allow", "deny", "ask"]
+#: where an update is kept; every destination lasts for the session here (no settings file
+#: is written), as `session` does in the comparable SDK
+PermissionUpdateDestination = Literal["userSettings", "projectSettings", "localSettings",
+                                      "session"]
+_RULE_TYPES = ("addRules", "replaceRules", "removeRules")
+_DIRECTORY_TYPES = ("addDirectories", "removeDirectories")
+_UPDATE_TYPES = (*_RULE_TYPES, "setMode", *_DIRECTORY_TYPES)
+_BEHAVIORS = ("allow", "deny", "ask")
+_DESTINATIONS = ("userSettings", "projectSettings", "localSettings", "session")
+
+
+class PermissionUpdateError(ConfigurationError, ValueError):
+    """A permission update that cannot be applied (a field it needs is missing or not of
+    its kind). A ValueError too, as the comparable SDK raises one from `to_dict()`."""
+
+
 @dataclass
 class PermissionUpdate:
-    """A change to the permission state requested by a `can_use_tool` answer.
+    """A change to the permission state requested by a `can_use_tool` answer (or a
+    PermissionRequest hook's `updatedPermissions`).
 
-    Only the `session` destination exists in this version: updates last for the session.
+    `addRules` / `replaceRules` / `removeRules` need `rules` and `behavior`, `setMode`
+    needs `mode`, `addDirectories` / `removeDirectories` need `directories`; an update
+    without what it needs is refused whole (`PermissionUpdateError`), as the comparable
+    SDK 0.2.189 refuses it. Every destination lasts for the session: no settings file is
+    written. A rule may also be given as its text (`"Bash(npm test *)"`).
     """
 
     type: Literal[
         "addRules", "replaceRules", "removeRules", "setMode", "addDirectories", "removeDirectories"
     ]
     rules: list[PermissionRuleValue] | None = None
-    behavior: Literal["allow", "deny", "ask"] | None = None
+    behavior: PermissionBehavior | None = None
     mode: PermissionMode | None = None
     directories: list[str] | None = None
-    destination: Literal["session"] | None = None
+    destination: PermissionUpdateDestination | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The update in the comparable SDK's wire form (camelCase); raises
+        `PermissionUpdateError` (a ValueError) when a field it needs is missing."""
+        check_permission_update(self)
+        wire: dict[str, Any] = {"type": self.type}
+        if self.destination is not None:
+            wire["destination"] = self.destination
+        if self.type in _RULE_TYPES:
+            wire["rules"] = [_rule_to_wire(rule) for rule in self.rules or []]
+            wire["behavior"] = self.behavior
+        elif self.type == "setMode":
+            wire["mode"] = self.mode
+        else:
+            wire["directories"] = list(self.directories or [])
+        return wire
+
+    @classmethod
+    def from_dict(cls, data: Any) -> PermissionUpdate:
+        """The update of a wire-form dict (`to_dict`'s inverse, and what a
+        PermissionRequest hook's `updatedPermissions` holds), checked."""
+        if not isinstance(data, dict):
+            raise PermissionUpdateError(
+                f"a permission update must be a dict, not {type(data).__name__}")
+        rules = data.get("rules")
+        if isinstance(rules, list):
+            rules = [_rule_from_wire(rule) for rule in rules]
+        update = cls(type=data.get("type"), rules=rules,  # type: ignore[arg-type]
+                     behavior=data.get("behavior"), mode=data.get("mode"),
+                     directories=data.get("directories"), destination=data.get("destination"))
+        return check_permission_update(update)
+
+
+def _rule_to_wire(rule: PermissionRuleValue | str) -> dict[str, Any]:
+    value = rule if isinstance(rule, PermissionRuleValue) else PermissionRuleValue.from_text(rule)
+    wire: dict[str, Any] = {"toolName": value.tool_name}
+    if value.rule_content is not None:
+        wire["ruleContent"] = value.rule_content
+    return wire
+
+
+def _rule_from_wire(rule: Any) -> Any:
+    """A wire rule `{"toolName", "ruleContent"?}` as a PermissionRuleValue (anything else
+    is left for the check to refuse)."""
+    if isinstance(rule, dict) and isinstance(rule.get("toolName"), str):
+        content = rule.get("ruleContent")
+        return PermissionRuleValue(rule["toolName"], content)
+    return rule
+
+
+def check_permission_update(update: Any) -> PermissionUpdate:
+    """`update` if it can be applied; else `PermissionUpdateError`, one line naming the
+    update's type and what is wrong. Checks the shape only: the rules' own syntax and the
+    mode's availability are the permission engine's to check (before it applies any)."""
+    if not isinstance(update, PermissionUpdate):
+        raise PermissionUpdateError(
+            f"a permission update must be a PermissionUpdate, not {type(update).__name__}")
+    kind = update.type
+    if kind not in _UPDATE_TYPES:
+        raise PermissionUpdateError(f"permission update type {kind!r} is not one of "
+                                    f"{', '.join(_UPDATE_TYPES)}")
+    if update.destination is not None and update.destination not in _DESTINATIONS:
+        raise PermissionUpdateError(f"{kind} destination {update.destination!r} is not one "
+                                    f"of {', '.join(_DESTINATIONS)}")
+    if kind in _RULE_TYPES:
+        _check_rules(kind, update.rules, update.behavior)
+    elif kind == "setMode":
+        if update.mode not in PERMISSION_MODES:
+            raise PermissionUpdateError(f"setMode needs mode, one of {', '.join(PERMISSION_MODES)}"
+                                        f" (got {update.mode!r})")
+    elif not isinstance(update.directories, list) or not all(
+            isinstance(d, str | Path) and str(d).strip() for d in update.directories):
+        raise PermissionUpdateError(f"{kind} needs directories, a list of paths (got "
+                                    f"{update.directories!r:.80})")
+    return update
+
+
+def _check_rules(kind: str, rules: Any, behavior: Any) -> None:
+    if behavior not in _BEHAVIORS:
+        raise PermissionUpdateError(f"{kind} needs behavior, one of {', '.join(_BEHAVIORS)} "
+                                    f"(got {behavior!r:.80})")
+    if not isinstance(rules, list):
+        raise PermissionUpdateError(f"{kind} needs rules, a list of PermissionRuleValue "
+                                    f"(got {rules!r:.80})")
+    for rule in rules:
+        name = rule.tool_name if isinstance(rule, PermissionRuleValue) else (
+            rule if isinstance(rule, str) else None)
+        content = rule.rule_content if isinstance(rule, PermissionRuleValue) else None
+        if not isinstance(name, str) or not name.strip() or not (
+                content is None or isinstance(content, str)):
+            raise PermissionUpdateError(f"{kind} rule {rule!r:.80} is not a "
+                                        "PermissionRuleValue(tool_name, rule_content)")
 
 
 @dataclass
@@ -166,7 +284,10 @@ class FuxiAgentOptions:
         disallowed_tools: rules that always deny; a bare name removes the tool.
         system_prompt: None = the built-in agent prompt; a string replaces it;
             `{"type": "preset", "preset": "fuxi_code", "append": "..."}` adds to it;
-            `{"type": "custom", "prompt": ...}` / `{"type": "file", "path": ...}`.
+            `{"type": "custom", "prompt": ...}` / `{"type": "file", "path": ...}`. The
+            prompt is built at the session's first request and kept for the session;
+            `"snapshot": False` (preset or custom form) builds it again before every
+            request (FUXI.md read again, the shell's current directory).
         permission_mode: see `PermissionMode`; None = "default".
         can_use_tool: async approval callback for calls no rule decides.
         max_turns: maximum tool-use round trips (None = unlimited).
@@ -225,7 +346,8 @@ class FuxiAgentOptions:
             they are denied at once, and `can_use_tool` is never called.
         skills: which skills the Skill tool offers: None = those the setting sources
             find, "all", a list of names, or [] = none (see agent/skill_files.py).
-        verbatim_prompts: send a prompt as written (no `/command` expansion).
+        verbatim_prompts: send every prompt as typed: no `/command` expansion, no
+            `/compact` (the loop never expands `@path` nor attaches anything to a prompt).
         context_window: the context window in tokens (None = the model's, from
             `context/windows.py`; `FUXI_CONTEXT_WINDOW` sets it too). Smaller than the
             model's is allowed: it compacts earlier and keeps requests cheaper.
@@ -318,5 +440,4 @@ NO_EFFECT: dict[str, str] = {
     "sandbox": "there is no OS sandbox: every command is judged by the permission "
                "engine's analysis instead",
     "task_budget": "no API-side task budget is sent; max_budget_usd limits the cost",
-    "client_app": "the User-Agent is not changed",
 }

@@ -21,7 +21,10 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (str(CHECKOUT), os.environ.get("PYTHONPATH", "")) if p)
 
 _AMBIENT = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "FUXI_MODEL",
-            "IS_SANDBOX", "FUXI_MAX_RETRIES", "FUXI_STALL_TIMEOUT", "FUXI_MAX_BUDGET_USD")
+            "IS_SANDBOX", "FUXI_MAX_RETRIES", "FUXI_STALL_TIMEOUT", "FUXI_MAX_BUDGET_USD",
+            # a provider switched on in the developer's shell would send every test there
+            "FUXI_USE_BEDROCK", "FUXI_USE_VERTEX", "FUXI_USE_FOUNDRY",
+            "FUXI_API_KEY_HELPER_TTL_MS")
 
 
 #: Session transcripts of `query()` / `FuxiSDKClient` runs go under FUXI_CONFIG_DIR, never

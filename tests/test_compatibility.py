@@ -142,7 +142,8 @@ def test_the_types_module_holds_the_types_too():
     for name in ("HookContext", "HookInput", "HookJSONOutput", "PreToolUseHookInput",
                  "PermissionRequestHookSpecificOutput", "McpServerStatus", "McpStatusResponse",
                  "SessionStore", "AgentDefinition", "TaskStartedMessage", "ThinkingConfig",
-                 "SandboxSettings", "SdkPluginConfig", "SystemInitData"):
+                 "SandboxSettings", "SdkPluginConfig", "SystemInitData", "SystemPromptCustom",
+                 "SystemPromptPreset", "SessionCronSummary", "StopHookSpecificOutput"):
         assert getattr(types, name) is getattr(__import__("fuxi_notebook"), name), name
 
 
@@ -154,6 +155,24 @@ def test_the_compatibility_page_says_what_each_name_is_here():
     rows = [line for line in page.splitlines() if line.startswith("| `")]
     listed = [name for row in rows for name in row.split(" | ")[0].strip("| ").split(", ")]
     assert sorted(name.strip("`") for name in listed) == sorted(COMPARABLE_NAMES)
+
+
+def test_the_compatibility_page_says_how_each_0_2_189_addition_is_here():
+    """Each addition of the comparable SDK 0.2.189 has its line: session_crons declared
+    (not run), Transport left out with why, the newer options and the update checks."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "compatibility.md").read_text()
+    rows = {line.split(" | ")[0]: line for line in page.splitlines() if line.startswith("| `")}
+    hooks = next(row for key, row in rows.items() if "`StopHookInput`" in key)
+    assert "`session_crons`" in hooks and "declared, not run" in hooks
+    transport = rows["| `Transport`"]
+    assert "Left out, on purpose" in transport and "no CLI" in transport
+    options = rows["| `ClaudeAgentOptions`"]
+    for word in ("verbatim_prompts", "client_app", "SystemPromptCustom", '"snapshot": False'):
+        assert word in options, word
+    updates = next(row for key, row in rows.items() if "`PermissionUpdate`" in key)
+    assert "PermissionUpdateError" in updates and "all together or not at all" in updates
 
 
 def test_model_aliases_name_current_models(tmp_path, monkeypatch):
@@ -212,3 +231,31 @@ async def test_persist_session_false_saves_nothing(tmp_path):
         [m async for m in query(prompt="hi", options=options)]
         listed = await list_sessions_from_store(store, directory=str(tmp_path))
         assert len(listed) == (1 if persist else 0)
+
+
+async def test_client_app_is_named_in_every_requests_user_agent(tmp_path, monkeypatch):
+    """The comparable SDK 0.2.189's `client_app`: the app built on the SDK, after the
+    client's own agent in the User-Agent (there through CLAUDE_AGENT_SDK_CLIENT_APP)."""
+    from fuxi_notebook import FuxiAgentOptions, query
+    from fuxi_notebook.testing import FakeMessagesServer, Turn, text
+
+    with FakeMessagesServer([Turn([text("hi")])]) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # it has an effect now: no warning
+            async for _ in query(prompt="hello", options=FuxiAgentOptions(
+                    cwd=tmp_path, client_app="my-notebook-app/1.0")):
+                pass
+        agent = server.request_headers[0]["user-agent"]
+    assert agent.endswith(" client-app/my-notebook-app/1.0")
+    assert agent.startswith("AsyncAnthropic/Python")  # the client's own comes first
+
+
+@pytest.mark.parametrize("app", ["two words", "line\nbreak", "", "x" * 300, 7])
+def test_a_client_app_a_header_cannot_carry_is_one_line(tmp_path, app):
+    from fuxi_notebook.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="client_app must be") as raised:
+        _session(tmp_path, client_app=app)
+    assert "\n" not in str(raised.value)

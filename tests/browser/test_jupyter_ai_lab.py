@@ -84,4 +84,4 @@ def test_the_fuxi_persona_answers_in_jupyter_ais_chat_and_asks_with_a_diff(
 def test_without_an_api_key_the_persona_says_how_to_set_one(tmp_path, browser):
     with fuxi_chat(tmp_path, browser, {}) as (_, page):
         _send(page, "hello?")
-        page.get_by_text("fuxi needs an Anthropic API key").wait_for(timeout=60 * MS)
+        page.get_by_text("fuxi needs a model to talk to").wait_for(timeout=60 * MS)

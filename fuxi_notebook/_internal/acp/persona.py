@@ -8,7 +8,6 @@ it is installed; nothing else in the package imports it.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ __all__ = ["EXECUTABLE", "FuxiAcpPersona"]
 
 #: the agent's command: this environment's fuxi-acp
 EXECUTABLE = [sys.executable, "-m", "fuxi_notebook", "acp"]
-_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 class FuxiAcpPersona(BaseAcpPersona):  # type: ignore[misc]
@@ -37,10 +35,13 @@ class FuxiAcpPersona(BaseAcpPersona):  # type: ignore[misc]
             system_prompt="unused")
 
     async def is_authed(self) -> bool:
-        return any(os.environ.get(key) for key in _KEYS)
+        from ..settings.key_helper_setting import can_run_live
+
+        return can_run_live()
 
     async def handle_message_no_auth(self, message: Any = None) -> None:
         await super().handle_message_no_auth(message)
-        self.send_message(
-            "fuxi needs an Anthropic API key: set `ANTHROPIC_API_KEY` in the environment "
-            "JupyterLab starts from, then restart JupyterLab.")
+        from ..models.access.providers import credential_hint
+
+        self.send_message(f"fuxi needs a model to talk to: {credential_hint()}, in the "
+                          "environment JupyterLab starts from, then restart JupyterLab.")

@@ -21,7 +21,7 @@ from ...errors import ConfigurationError
 from ...hooks import HookRunner
 from ...options import EFFORT_LEVELS, AgentDefinition, FuxiAgentOptions
 from ..models.base import Model
-from ..models.pricing import check_budget
+from ..models.pricing import check_budget, endpoint_of
 from ..permissions.engine import PermissionEngine
 from ..permissions.integrity import PolicyGuard, Watched
 from ..tools.base import ToolContext, ToolKind, ToolOutput, kind_of
@@ -80,8 +80,10 @@ def _equip(session: Session, extra_tools: list[Any] | None) -> None:
         extra_tools = [*(extra_tools or []), *session.mcp.tools()]
     candidates = _with_tool_search(options, _candidates(session, extra_tools))
     _police(session, candidates)
-    session.model = _model_for(effective)
-    check_budget(options.max_budget_usd, session.model.name)
+    session.model = _model_for(effective, session.project)
+    endpoint = endpoint_of(session.model)  # where it is served: its price depends on it
+    check_budget(options.max_budget_usd, session.model.name, endpoint)
+    session.usage.endpoint = endpoint
     session.registry = ToolRegistry(t for t in candidates if all(
         session.permissions.offered(name) for name in _names(t)))  # older names too
     _loaded_if_unreachable(session.registry)
@@ -173,26 +175,34 @@ async def _run(parent: Session, child: Any, input: dict[str, Any]) -> ToolOutput
     return await run_subagent(parent, child, input)
 
 
-def _model_for(options: FuxiAgentOptions) -> Model:
+def _model_for(options: FuxiAgentOptions, project: Any = None) -> Model:
     """The session's model. `env` is what the comparable SDK passes to its CLI:
     ANTHROPIC_MODEL chooses the model when the options do not (then FUXI_MODEL, then the
-    package default), and ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY there choose the endpoint
-    and key, over the process's own."""
+    package default), ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY there choose the endpoint
+    and key, over the process's own, and FUXI_USE_BEDROCK / _VERTEX / _FOUNDRY (with the
+    provider's own variables) the provider. Without a key, the settings' apiKeyHelper
+    (`project`) gives one."""
     spec = options.model if options.model is not None else (
         options.env.get("ANTHROPIC_MODEL") or None)
-    base_url, api_key = options.env.get("ANTHROPIC_BASE_URL"), options.env.get(
-        "ANTHROPIC_API_KEY")
-    if (base_url or api_key) and (spec is None or isinstance(spec, str)):
-        from ..models.anthropic import AnthropicModel
-        from ..models.names import model_name
-
-        return AnthropicModel(model_name(spec), api_key=api_key or None,
-                              base_url=base_url or None)
     if spec is not None and not isinstance(spec, str):
         return spec  # a model given (a replay's ReplayModel): the API client stays unloaded
-    from ..models.anthropic import resolve_model
+    from ..models.access.providers import current_provider
+    from ..models.anthropic import AnthropicModel
+    from ..models.names import model_name
 
-    return resolve_model(spec)
+    env = options.env
+    provider = current_provider(None, {**os.environ, **env} if env else None)
+    api_key = env.get("ANTHROPIC_API_KEY") or None
+    helper = None
+    if provider.name == "anthropic" and project is not None and not (
+            api_key or os.environ.get("ANTHROPIC_API_KEY")
+            or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        from ..settings.key_helper_setting import key_helper_for
+
+        helper = key_helper_for(project, env=env)
+    return AnthropicModel(model_name(spec), api_key=api_key,
+                          base_url=env.get("ANTHROPIC_BASE_URL") or None, provider=provider,
+                          key_helper=helper, client_app=options.client_app)
 
 
 def _working_dir(cwd: str | Path | None) -> Path:
@@ -277,6 +287,9 @@ def _structured_tool(options: FuxiAgentOptions) -> Any:
 
 def _validate(options: FuxiAgentOptions) -> None:
     """Reject options that cannot work, with a message naming the option."""
+    from ..models.names import checked_client_app
+
+    checked_client_app(options.client_app)  # whichever model serves: a bad value is a bug
     if options.max_turns is not None and (
         not isinstance(options.max_turns, int) or options.max_turns < 1
     ):

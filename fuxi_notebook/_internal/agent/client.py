@@ -28,7 +28,7 @@ from .loop.run import Run
 from .mcp_link import start_servers
 from .persist import Transcript, open_session
 from .project_link import load_project
-from .query import prompt_content, prompt_origin
+from .query import prompt_content, prompt_origin, prompt_verbatim
 from .session import Session
 from .subagents.background import TASK_ORIGIN, BackgroundAgents
 
@@ -91,9 +91,10 @@ class FuxiSDKClient:
         self.extra_tools = list(extra_tools or [])
         self.allows_background = background
         self.session: Session | None = None
-        #: prompts waiting, each with the `origin` its message was stamped with
-        self._inbox: asyncio.Queue[tuple[str | list[dict[str, Any]], dict[str, Any] | None]] = (
-            asyncio.Queue())
+        #: prompts waiting, each with the `origin` its message was stamped with and whether
+        #: it is sent as typed (`client_composed: true`)
+        self._inbox: asyncio.Queue[tuple[str | list[dict[str, Any]], dict[str, Any] | None,
+                                         bool]] = asyncio.Queue()
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
         self._feeders: set[asyncio.Task[None]] = set()
@@ -157,7 +158,7 @@ class FuxiSDKClient:
             for message in finished.messages:
                 self._outbox.put_nowait(message)
             if finished.prompt is not None:
-                self._inbox.put_nowait((finished.prompt, dict(TASK_ORIGIN)))
+                self._inbox.put_nowait((finished.prompt, dict(TASK_ORIGIN), False))
 
     async def _stop_background(self) -> None:
         news, self._news = self._news, None
@@ -179,7 +180,7 @@ class FuxiSDKClient:
             return
         self._require_connected()
         if isinstance(prompt, str):
-            self._inbox.put_nowait((prompt, None))
+            self._inbox.put_nowait((prompt, None, False))
             return
         feeder = asyncio.get_running_loop().create_task(self._feed(prompt))
         self._feeders.add(feeder)
@@ -187,7 +188,8 @@ class FuxiSDKClient:
 
     async def _feed(self, prompt: AsyncIterable[dict[str, Any]]) -> None:
         async for message in prompt:
-            self._inbox.put_nowait((prompt_content(message), prompt_origin(message)))
+            self._inbox.put_nowait((prompt_content(message), prompt_origin(message),
+                                    prompt_verbatim(message)))
 
     @_bridged_stream
     async def receive_messages(self) -> AsyncGenerator[Message, None]:
@@ -237,13 +239,17 @@ class FuxiSDKClient:
     async def set_model(self, model: str | None = None) -> None:
         """Use another model from the next request on (None: `FUXI_MODEL` or the package
         default); the conversation goes on. A budget needs a model with a known price."""
-        from ..models.anthropic import resolve_model
-        from ..models.pricing import check_budget
+        from ..models.anthropic import AnthropicModel, resolve_model
+        from ..models.names import model_name
+        from ..models.pricing import check_budget, endpoint_of
 
         self._require_connected()
         assert self.session is not None
-        chosen = resolve_model(model)
-        check_budget(self.session.options.max_budget_usd, chosen.name)
+        current = self.session.model
+        # the same provider and key (a helper's too) for the new id
+        chosen = (current.renamed(model_name(model)) if isinstance(current, AnthropicModel)
+                  and (model is None or isinstance(model, str)) else resolve_model(model))
+        check_budget(self.session.options.max_budget_usd, chosen.name, endpoint_of(chosen))
         self.session.model = chosen
 
     @_bridged
@@ -365,11 +371,12 @@ class FuxiSDKClient:
     async def _serve(self) -> None:
         assert self.session is not None
         while True:
-            content, origin = await self._inbox.get()
-            if isinstance(content, str) and content.strip() == "/clear":
+            content, origin, verbatim = await self._inbox.get()
+            verbatim = verbatim or self.session.options.verbatim_prompts  # no `/command`
+            if not verbatim and isinstance(content, str) and content.strip() == "/clear":
                 await self._clear(origin)
                 continue
-            self._run = Run(self.session, origin=origin)
+            self._run = Run(self.session, origin=origin, verbatim=verbatim)
             self._turn = asyncio.get_running_loop().create_task(self._play(self._run, content))
             if self._interrupt_next:  # interrupted before it began: it never starts
                 self._interrupt_next = False

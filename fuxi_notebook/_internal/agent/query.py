@@ -23,13 +23,20 @@ from .persist import open_session, recorded
 from .project_link import load_project
 from .subagents.background import TASK_ORIGIN, BackgroundAgents, wait_limit
 
-__all__ = ["prompt_content", "prompt_origin", "query"]
+__all__ = ["prompt_content", "prompt_origin", "prompt_verbatim", "query"]
 
 
 def prompt_origin(message: Any) -> dict[str, Any] | None:
     """The `origin` a host stamped on a streaming-input message (None: none)."""
     origin = message.get("origin") if isinstance(message, dict) else None
     return dict(origin) if isinstance(origin, dict) else None
+
+
+def prompt_verbatim(message: Any) -> bool:
+    """Whether a streaming-input message is to be sent as typed: stamped
+    `client_composed: true`, as the comparable SDK 0.2.189's `verbatim_prompts` stamps
+    every message (no `/command`, no `/compact`, no `/clear`)."""
+    return isinstance(message, dict) and message.get("client_composed") is True
 
 
 def prompt_content(message: dict[str, Any] | str) -> str | list[dict[str, Any]]:
@@ -132,7 +139,8 @@ async def _prompted(prompt: str | AsyncIterable[dict[str, Any]], session: Any,
             raise ResultError(last)
     else:
         async for user_message in prompt:
-            one = Run(session, origin=prompt_origin(user_message))
+            one = Run(session, origin=prompt_origin(user_message),
+                      verbatim=prompt_verbatim(user_message))
             async with contextlib.aclosing(_recorded_run(one, prompt_content(user_message),
                                                          session, transcript)) as messages:
                 async for message in messages:

@@ -272,7 +272,8 @@ class Session:
             "output_style": self.project.output_style.reported,
             "available_output_styles": list(self.project.output_style.available),
             "held_back": [item.line() for item in self.project.held_back],
-            "apiKeySource": "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none",
+            "apiKeySource": getattr(self.model, "key_source", None) or (
+                "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none"),
         })
 
     def mcp_servers(self) -> list[dict[str, Any]]:

@@ -48,7 +48,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-__all__ = ["SdkParts", "load_client", "read_index"]
+__all__ = ["SdkParts", "load_client", "load_provider_client", "read_index"]
 
 _TOP = "anthropic"
 _TYPES = "anthropic.types"
@@ -88,6 +88,20 @@ def load_client() -> SdkParts:
         if not _PARTS:
             _PARTS.append(_import_parts())
     return _PARTS[0]
+
+
+#: a cloud provider's client class: its module and name in the `anthropic` package
+_PROVIDER_CLIENTS = {"bedrock": ("anthropic.lib.bedrock._client", "AsyncAnthropicBedrock"),
+                     "vertex": ("anthropic.lib.vertex._client", "AsyncAnthropicVertex"),
+                     "foundry": ("anthropic.lib.foundry", "AsyncAnthropicFoundry")}
+
+
+def load_provider_client(name: str) -> Any:
+    """The client class of a cloud provider (`access/providers.py`), from its own module, after
+    the client's parts (`load_client`)."""
+    load_client()
+    module, attribute = _PROVIDER_CLIENTS[name]
+    return getattr(importlib.import_module(module), attribute)
 
 
 def _import_parts() -> SdkParts:

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["PRICES", "PRICES_SOURCE_DATE", "PRICE_UNKNOWN", "WEB_SEARCH_USD", "Price",
-           "check_budget", "cost_usd", "format_cost", "is_known_model", "model_family",
+from .names import base_model_id
+
+__all__ = ["FIRST_PARTY", "PRICES", "PRICES_SOURCE_DATE", "PRICE_UNKNOWN",
+           "REGIONAL_PREMIUM", "WEB_SEARCH_USD", "Endpoint", "Price", "check_budget",
+           "cost_usd", "endpoint_of", "format_cost", "is_known_model", "model_family",
            "models_table", "price_for"]
 
 PRICES_SOURCE_DATE = "2026-10-31"
@@ -34,6 +37,36 @@ class Price:
     write_1h: float
     read: float
     output: float
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where responses are served, as far as their price depends on it.
+
+    The table holds the Anthropic API's prices, which are also those of Amazon Bedrock's
+    and Google Vertex AI's global endpoints. Their regional endpoints (a Bedrock
+    geographic or in-region id, a Vertex region other than `global`) cost
+    `REGIONAL_PREMIUM` more for the models from Claude Sonnet 4.5 and Haiku 4.5 on
+    (Anthropic's pricing page); the models before them cost the same everywhere. An
+    endpoint whose price the table cannot give (Microsoft Foundry's, a Bedrock ARN whose
+    profile could be either) has `priced` False: its cost is unknown, never a guess.
+    """
+
+    provider: str = "anthropic"
+    regional: bool = False
+    priced: bool = True
+
+
+#: the Anthropic API itself
+FIRST_PARTY = Endpoint()
+#: what a regional endpoint of Bedrock or Vertex adds to the global price
+REGIONAL_PREMIUM = 0.10
+
+
+def endpoint_of(model: object) -> Endpoint:
+    """The endpoint a `Model` is served from (`FIRST_PARTY` unless it says otherwise)."""
+    endpoint = getattr(model, "endpoint", None)
+    return endpoint if isinstance(endpoint, Endpoint) else FIRST_PARTY
 
 
 _OPUS = Price(5, 6.25, 10, 0.50, 25)
@@ -65,6 +98,8 @@ PRICES: dict[str, Price] = {
     "claude-haiku-5-5": Price(0.10, 0.125, 0.20, 0.01, 0.50),
     "claude-haiku-4-5": Price(1, 1.25, 2, 0.10, 5),
 }
+#: the families released before the regional premium: the same price on every endpoint
+_SAME_EVERYWHERE = frozenset({"claude-opus-4", "claude-opus-4-1", "claude-sonnet-4"})
 _HAIKU_5_5 = "claude-haiku-5-5"
 _HAIKU_5_5_LARGE = Price(0.50, 0.625, 1.00, 0.05, 2.50)
 _HAIKU_5_5_BAND = 100_000
@@ -76,6 +111,7 @@ _SUFFIX_STARTS = ("-", "@")
 def model_family(model: str, families: Iterable[str]) -> str | None:
     """The longest of `families` (model id prefixes) that `model` belongs to: the id
     itself, or it followed by a date or suffix. Shared by every per-model table."""
+    model = base_model_id(model)
     matches = [prefix for prefix in families if model == prefix
                or (model.startswith(prefix) and model[len(prefix)] in _SUFFIX_STARTS)]
     return max(matches, key=len) if matches else None
@@ -86,32 +122,46 @@ def _family(model: str) -> str | None:
     return model_family(model, PRICES)
 
 
-def is_known_model(model: str) -> bool:
-    """Whether the price table has an entry for `model` (an id or its dated form)."""
-    return _family(model) is not None
+def is_known_model(model: str, endpoint: Endpoint = FIRST_PARTY) -> bool:
+    """Whether `model` (an id or its dated form) has a price on `endpoint`."""
+    return price_for(model, endpoint=endpoint) is not None
 
 
-def check_budget(max_budget_usd: float | None, model: str) -> None:
+def check_budget(max_budget_usd: float | None, model: str,
+                 endpoint: Endpoint = FIRST_PARTY) -> None:
     """A budget is kept by pricing each response: with a model whose price is unknown it
     could never stop the run, so it is refused up front instead of silently ignored."""
-    if max_budget_usd is not None and not is_known_model(model):
+    if max_budget_usd is not None and not is_known_model(model, endpoint):
         from ...errors import ConfigurationError
 
+        where = "" if endpoint.priced else f" on {endpoint.provider}'s endpoint"
         raise ConfigurationError(
-            f"max_budget_usd cannot be kept with model {model!r}: its price is unknown, so "
-            "the cost of a run cannot be counted (use a model from the price table, or no "
-            "budget)")
+            f"max_budget_usd cannot be kept with model {model!r}{where}: its price is "
+            "unknown, so the cost of a run cannot be counted (use a model from the price "
+            "table, or no budget)")
 
 
-def price_for(model: str, prompt_tokens: int = 0) -> Price | None:
-    """The price of `model`, None if unknown; Haiku 5.5 prompts over 100k tokens use the
-    upper band."""
+def price_for(model: str, prompt_tokens: int = 0,
+              endpoint: Endpoint = FIRST_PARTY) -> Price | None:
+    """The price of `model` on `endpoint`, None if unknown; Haiku 5.5 prompts over 100k
+    tokens use the upper band."""
     family = _family(model)
-    if family is None:
+    if family is None or not endpoint.priced:
         return None
     if family == _HAIKU_5_5 and prompt_tokens > _HAIKU_5_5_BAND:
-        return _HAIKU_5_5_LARGE
-    return PRICES[family]
+        price = _HAIKU_5_5_LARGE
+    else:
+        price = PRICES[family]
+    if endpoint.regional and family not in _SAME_EVERYWHERE:
+        return _regional(price)
+    return price
+
+
+@lru_cache(maxsize=64)
+def _regional(price: Price) -> Price:
+    factor = 1 + REGIONAL_PREMIUM
+    return Price(*(round(value * factor, 6) for value in (
+        price.input, price.write_5m, price.write_1h, price.read, price.output)))
 
 
 #: USD per server-side web search (`usage.server_tool_use.web_search_requests`): the
@@ -120,8 +170,10 @@ def price_for(model: str, prompt_tokens: int = 0) -> Price | None:
 WEB_SEARCH_USD = 10 / 1_000
 
 
-def cost_usd(model: str, usage: dict[str, Any]) -> float | None:
-    """The estimated cost of one response's usage; None when `model` has no known price.
+def cost_usd(model: str, usage: dict[str, Any],
+             endpoint: Endpoint = FIRST_PARTY) -> float | None:
+    """The estimated cost of one response's usage; None when `model` has no known price
+    on `endpoint`.
 
     Cache writes are split by TTL when the API reports `cache_creation`; otherwise all of
     `cache_creation_input_tokens` is priced at the 5-minute rate. Web searches the
@@ -134,7 +186,7 @@ def cost_usd(model: str, usage: dict[str, Any]) -> float | None:
     split = usage.get("cache_creation") or {}
     written_1h = split.get("ephemeral_1h_input_tokens") or 0
     written_5m = split.get("ephemeral_5m_input_tokens", written - written_1h) or 0
-    price = price_for(model, prompt_tokens=fresh + written + read)
+    price = price_for(model, prompt_tokens=fresh + written + read, endpoint=endpoint)
     if price is None:
         return None
     total = (

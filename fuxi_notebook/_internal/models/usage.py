@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .pricing import cost_usd
+from .pricing import FIRST_PARTY, Endpoint, cost_usd
 
 __all__ = ["UsageTotals", "tokens_in"]
 
@@ -62,6 +62,8 @@ class UsageTotals:
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
     cost_usd: float = 0.0
     unpriced_responses: int = 0
+    #: where the responses are served (their price depends on it: pricing.Endpoint)
+    endpoint: Endpoint = FIRST_PARTY
     #: while responses stream: the totals without them (the fields above add them on top)
     _settled: UsageTotals | None = field(default=None, repr=False, compare=False)
     #: per streaming response: (model, usage so far)
@@ -125,7 +127,7 @@ class UsageTotals:
         self.cost_usd, self.unpriced_responses = live.cost_usd, live.unpriced_responses
 
     def _add(self, model: str, usage: Mapping[str, Any]) -> float | None:
-        cost = cost_usd(model, dict(usage))
+        cost = cost_usd(model, dict(usage), self.endpoint)
         entry = self.by_model.setdefault(model, {**_empty(), "costUSD": 0.0})
         for key in _TOKEN_KEYS:
             count = int(usage.get(key) or 0)
@@ -156,6 +158,7 @@ class UsageTotals:
             by_model={model: dict(entry) for model, entry in self.by_model.items()},
             cost_usd=self.cost_usd,
             unpriced_responses=self.unpriced_responses,
+            endpoint=self.endpoint,
         )
 
     def model_usage(self) -> dict[str, dict[str, Any]]:

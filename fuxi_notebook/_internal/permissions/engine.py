@@ -27,7 +27,9 @@ from ...options import (
     PermissionResultDeny,
     PermissionRuleValue,
     PermissionUpdate,
+    PermissionUpdateError,
     ToolPermissionContext,
+    check_permission_update,
 )
 from ..common import switches
 from ..common.foreign_loop import on_callers_loop
@@ -326,9 +328,31 @@ class PermissionEngine:
         return await self._callback(tool_name, tool_input, tool_use_id, reason, hard, outside,
                                     shown or {})
 
+    def _apply_answer(self, updates: Any, tool_name: str, *,
+                      source: str = "The approval callback's updated_permissions"
+                      ) -> str | None:
+        """Apply an allow's permission updates, all or none; why they were refused (the
+        call is then denied: an approval that cannot be applied as given is no approval),
+        or None."""
+        try:
+            if updates is None:
+                return None
+            if not isinstance(updates, list | tuple):
+                raise PermissionUpdateError("the updates must be a list, not "
+                                            f"{type(updates).__name__}")
+            self.apply([PermissionUpdate.from_dict(u) if isinstance(u, dict) else u
+                        for u in updates])
+        except PermissionUpdateError as error:
+            return f"{source} were refused ({error}), so {tool_name} was not run."
+        return None
+
     def _from_hook(self, decision: dict[str, Any], tool_name: str,
                    updated: dict[str, Any] | None) -> Decision:
         if decision.get("behavior") == "allow":
+            refused = self._apply_answer(decision.get("updatedPermissions"), tool_name,
+                                         source="A PermissionRequest hook's updatedPermissions")
+            if refused is not None:
+                return Decision("deny", refused)
             return Decision("allow", updated_input=decision.get("updatedInput") or updated)
         return Decision("deny", decision.get("message") or
                         f"A PermissionRequest hook denied {tool_name}.",
@@ -349,7 +373,9 @@ class PermissionEngine:
             return Decision("deny", f"The approval callback failed ({type(error).__name__}: "
                                     f"{error}), so {tool_name} was not run.")
         if isinstance(answer, PermissionResultAllow):
-            self.apply(answer.updated_permissions or [])
+            refused = self._apply_answer(answer.updated_permissions, tool_name)
+            if refused is not None:
+                return Decision("deny", refused)
             return Decision("allow", updated_input=answer.updated_input)
         if isinstance(answer, PermissionResultDeny):
             message = answer.message or f"The user denied permission to use {tool_name}."
@@ -369,13 +395,14 @@ class PermissionEngine:
 
     def apply(self, updates: list[PermissionUpdate], *, remember: bool = True) -> None:
         """Apply permission updates for the rest of the session (`on_update` hears of
-        each, so that a continued conversation gets them back)."""
-        for update in updates:
+        each, so that a continued conversation gets them back). All or nothing: every
+        update is checked first (its shape, its rules' syntax, its mode), and one that
+        cannot apply raises `PermissionUpdateError` (one line) before any takes effect."""
+        checked = [self._checked(update) for update in updates]
+        for update, rules in checked:
             if remember and self.on_update is not None:
                 self.on_update(update)
-            behavior: Behavior = update.behavior or "allow"
-            rules = [parse_rule(r, behavior, cwd=self.cwd) for r in update.rules or []]
-            target = self.rules[behavior]
+            target = self.rules[update.behavior or "allow"]
             if update.type == "addRules":
                 target.extend(rules)
             elif update.type == "replaceRules":
@@ -389,6 +416,19 @@ class PermissionEngine:
                 self._directories(update)
         if self.on_applied is not None:
             self.on_applied()
+
+    def _checked(self, update: PermissionUpdate) -> tuple[PermissionUpdate, list[Rule]]:
+        """The update and its parsed rules, or `PermissionUpdateError` naming it."""
+        check_permission_update(update)
+        try:
+            if update.type == "setMode" and update.mode:
+                check_mode(update.mode)
+            behavior: Behavior = update.behavior or "allow"
+            return update, [parse_rule(r, behavior, cwd=self.cwd) for r in update.rules or []]
+        except PermissionUpdateError:
+            raise
+        except ConfigurationError as error:
+            raise PermissionUpdateError(f"{update.type}: {error}") from None
 
     def _directories(self, update: PermissionUpdate) -> None:
         dirs = [Path(d).expanduser().resolve() for d in update.directories or []]

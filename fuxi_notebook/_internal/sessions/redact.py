@@ -32,6 +32,7 @@ from typing import Any
 
 from ..common.reading import environment
 from ..common.secret_names import is_secret_env_name
+from ..models.access.key_helper import helper_keys
 from ..tools.truncate import CUT_MARK
 
 __all__ = ["HOLD_LIMIT", "REDACTED", "StreamRedactor", "redact", "redact_text", "redacted_head",
@@ -215,17 +216,20 @@ _ENV_SEEN = _EnvSeen()
 
 def _secret_env_values() -> frozenset[str]:
     """Values of environment variables whose name says they hold a secret (read again
-    whenever the environment changed: a snapshot of its raw items is compared first)."""
+    whenever the environment changed: a snapshot of its raw items is compared first), and
+    every key an `apiKeyHelper` command printed in this process (never in the environment,
+    still a secret wherever text is shown or stored)."""
+    keys = helper_keys()
     snapshot = environment()
     if snapshot == _ENV_SEEN.snapshot:
-        return _ENV_SEEN.values
+        return _ENV_SEEN.values | keys if keys else _ENV_SEEN.values
     found = set()
     for name, value in os.environ.items():
         if is_secret_env_name(name) and len(value) >= _MIN_ENV_VALUE:
             found.add(value)
     values = frozenset(found)
     _ENV_SEEN.snapshot, _ENV_SEEN.values = snapshot, values
-    return values
+    return values | keys if keys else values
 
 
 @lru_cache(maxsize=32)

@@ -7,7 +7,8 @@
 
 Keys read: `permissions` (see `permissions/settings.py`), `model`, `env`, `outputStyle`,
 `hooks` (`{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command":
-"...", "timeout": 60}]}]}`) and `disableAllHooks`. Files written for the comparable tool
+"...", "timeout": 60}]}]}`), `disableAllHooks` and `apiKeyHelper` (a shell command that
+prints the API key: `key_helper_setting.py`). Files written for the comparable tool
 have many more keys: an unknown key, a hook event or hook type this package does not run,
 is ignored with a warning, never an error. Invalid JSON, or a wrong type for a key that is
 read, is a `ConfigurationError` naming the file and the key. Nothing here decides what
@@ -37,7 +38,7 @@ __all__ = ["SETTINGS_KEYS", "SOURCES", "SourceSettings", "check_sources", "read_
 SOURCES: tuple[str, ...] = ("user", "project", "local")
 #: the keys of a settings file this package reads
 SETTINGS_KEYS = frozenset({"permissions", "model", "env", "outputStyle", "hooks",
-                           "disableAllHooks"})
+                           "disableAllHooks", "apiKeyHelper"})
 _QUIET_KEYS = frozenset({"$schema"})
 _HOOK_KEYS = frozenset({"type", "command", "timeout"})
 #: a settings file larger than this is refused (no real one comes close)
@@ -87,6 +88,7 @@ class SourceSettings:
     hooks: list[CommandSpec] = field(default_factory=list)
     disable_all_hooks: bool = False
     warnings: list[str] = field(default_factory=list)
+    api_key_helper: str | None = None
 
 
 def read_source(source: str, root: Path) -> SourceSettings | None:
@@ -126,7 +128,8 @@ def parse_settings(text: str, *, source: str, path: Path, root: Path) -> SourceS
                               model=_text(data, "model", where),
                               env=_env(data.get("env"), where),
                               output_style=_text(data, "outputStyle", where),
-                              warnings=warnings)
+                              warnings=warnings,
+                              api_key_helper=_text(data, "apiKeyHelper", where))
     disable = data.get("disableAllHooks", False)
     if not isinstance(disable, bool):
         raise ConfigurationError(f"{where}: disableAllHooks must be true or false")

@@ -10,6 +10,8 @@ Needs trust (from the "project" and "local" sources; the user's own files are tr
 - `directory`: `additionalDirectories` opens more of the disk;
 - `env`: variables reach the API client and every command (`ANTHROPIC_BASE_URL` sends the
   user's key elsewhere, `PATH` and `LD_PRELOAD` choose what runs).
+- `api_key_helper`: `apiKeyHelper` runs a shell command to get the API key (before the
+  first request, then again after its TTL or a refused key).
 
 Applies without trust: `deny` / `ask` rules (they narrow), memory, output styles, and
 `model`: a model id runs nothing and reaches only the API the user configured; the cost
@@ -41,7 +43,8 @@ __all__ = ["MCP_FILE", "HeldBack", "HeldBackKind", "McpFile",
            "describe_server", "directory_of", "gated_items", "mcp_items", "read_mcp_file",
            "redact_line"]
 
-HeldBackKind = Literal["hook", "mcp_server", "allow_rule", "mode", "directory", "env"]
+HeldBackKind = Literal["hook", "mcp_server", "allow_rule", "mode", "directory", "env",
+                      "api_key_helper"]
 MCP_FILE = ".mcp.json"
 _MAX_MCP_CHARS = 1 << 20
 
@@ -158,6 +161,9 @@ def gated_items(source: SourceSettings) -> list[HeldBack]:
     for name, value in source.env.items():
         add("env", f"environment variable {_env_pair(name, value)}",
             {"name": name, "value": value})
+    if source.api_key_helper is not None:
+        add("api_key_helper", redact_line(f"apiKeyHelper runs: {source.api_key_helper}"),
+            {"command": source.api_key_helper})
     return items
 
 

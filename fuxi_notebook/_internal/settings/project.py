@@ -38,6 +38,7 @@ from .gate import (
     mcp_items,
     read_mcp_file,
 )
+from .key_helper_setting import KeyHelperSetting, declared_key_helpers
 from .memory import MemoryFile, load_memory
 from .output_styles import OutputStyleChoice, choose_output_style
 from .trust import fingerprint_of, folder_key, lookup_trust, trust_folder
@@ -91,6 +92,8 @@ class ProjectSettings:
         memory: the FUXI.md files read, in prompt order.
         warnings: what was ignored or skipped, one line each, for the user.
         files: the settings files read.
+        api_key_helpers: every `apiKeyHelper` declared, the most specific first, each
+            saying whether it applies (`key_helper_setting.api_key_helper` chooses).
     """
 
     root: Path
@@ -114,6 +117,7 @@ class ProjectSettings:
     memory: list[MemoryFile]
     warnings: list[str]
     files: list[Path]
+    api_key_helpers: tuple[KeyHelperSetting, ...]
     _reading: _Reading = field(repr=False, compare=False)
 
     def rules(self, behavior: str) -> list[str]:
@@ -249,4 +253,5 @@ def _build(reading: _Reading, trusted: bool | None) -> ProjectSettings:
         memory=list(reading.memory),
         warnings=warnings,
         files=[f.path for f in reading.files] + ([reading.mcp.path] if reading.mcp else []),
+        api_key_helpers=declared_key_helpers(reading.files, trusted=applies),
         _reading=reading)

@@ -26,6 +26,7 @@ from ...common.reminders import reminder
 from ...context.caching import with_cache_breakpoints
 from ...models.base import BlockDone, ModelRequest, ModelResponse, RawEvent
 from ..extensions.commands import Expansion, expand_prompt
+from ..prompt import refresh_system
 from ..structured import STRUCTURED_TOOL, accepted_answer, as_json, reminder_text
 from .compacting import (
     compact_after_rejection,
@@ -52,9 +53,12 @@ async def run_prompt(run: Run,
                      content: str | list[dict[str, Any]]) -> AsyncGenerator[Message, None]:
     """Run the loop for one prompt, yielding every message up to its ResultMessage.
 
-    A `/command` prompt is expanded first (commands.py; not with `verbatim_prompts`):
-    hooks, the model and the record see the command's text, and its `model` serves this
-    run only (run_model.py)."""
+    A `/command` prompt is expanded first (commands.py): hooks, the model and the record
+    see the command's text, and its `model` serves this run only (run_model.py). With
+    `verbatim_prompts` (or `run.verbatim`: a streaming-input message stamped
+    `client_composed`) the prompt is sent as typed: no command, no `/compact`. The loop
+    never expands an `@path` and attaches nothing at the start of a turn, in either mode;
+    the UserPromptSubmit hooks still run and may add context, as in the comparable SDK."""
     session = run.session
     yield session.init_message()
     for note in session.setup_notes():  # what the project's settings could not apply
@@ -62,15 +66,16 @@ async def run_prompt(run: Run,
     if _blank(content):  # e.g. `client.query("")` to reopen a resumed session
         yield run.result("success", text="")
         return
-    manual = None if session.options.verbatim_prompts else compact_command(content)
+    verbatim = session.options.verbatim_prompts or run.verbatim
+    manual = None if verbatim else compact_command(content)
     if manual is not None:  # `/compact [instructions]`: the conversation is summarised now
+        refresh_system(session)
         async with contextlib.aclosing(compact_now(run, manual)) as messages:
             async for message in messages:
                 yield message
         return
     # verbatim_prompts: the prompt is sent as written, a leading /name included
-    expansion = (Expansion(content) if session.options.verbatim_prompts
-                 else expand_prompt(content, session.commands))
+    expansion = Expansion(content) if verbatim else expand_prompt(content, session.commands)
     model, notes = model_for_run(session, expansion.command.model if expansion.command else None)
     for note in [*expansion.notes, *notes]:
         yield informational(note)
@@ -108,8 +113,8 @@ async def _turns(run: Run, content: str | list[dict[str, Any]]) -> AsyncGenerato
         yield echo
     options = session.options
     while True:
-        budget = options.max_budget_usd
-        if budget is not None and session.usage.cost_usd >= budget:
+        refresh_system(session)  # built at the first request: then kept, or built again
+        if _over_budget(session):
             yield run.result("error_max_budget_usd", terminal_reason="budget_exhausted")
             return
         async with contextlib.aclosing(compact_if_needed(run)) as compacting:
@@ -155,6 +160,12 @@ async def _turns(run: Run, content: str | list[dict[str, Any]]) -> AsyncGenerato
             return
 
 
+def _over_budget(session: Any) -> bool:
+    """Whether the running cost has reached `max_budget_usd` (no request is sent then)."""
+    budget = session.options.max_budget_usd
+    return budget is not None and bool(session.usage.cost_usd >= budget)
+
+
 async def _recover(run: Run, error: ModelError, retry: list[bool]) -> AsyncGenerator[Message, None]:
     """A request the API rejected: compact (a prompt too long, once in a row) or repair
     what this run added, and ask again (`retry` gets True); else the run's error result."""
@@ -186,17 +197,17 @@ async def _answered(run: Run, response: ModelResponse,
     done = await _stop_hooks(run, response)
     for banner in done.banners:
         yield informational(banner)
-    if done.reason is None and session.structured is not None:
+    if not done.go_on and session.structured is not None:
         final = _no_structured_answer(run, response)  # reminded, or out of tries
         if final is not None:
             ended.append(True)
             yield final
         return
-    if done.reason is None:
+    if not done.go_on:
         ended.append(True)
         yield _final_result(run, response)
         return
-    session.add_user_prompt([reminder(f"Stop hook feedback: {done.reason}")])
+    session.add_user_prompt(done.go_on)
 
 
 def _after_tools(run: Run, response: ModelResponse, calls: list[dict[str, Any]],
@@ -241,10 +252,12 @@ def _repair(run: Run, error: ModelError) -> str | None:
 
 @dataclass
 class _HookVerdict:
-    """Whether a prompt/stop hook blocked (with why) and the banners it asked to show."""
+    """Whether a prompt/stop hook blocked (with why), the banners it asked to show, and
+    (Stop) what the agent goes on with instead of stopping."""
 
     reason: str | None = None
     banners: list[str] = field(default_factory=list)
+    go_on: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _blank(content: str | list[dict[str, Any]]) -> bool:
@@ -288,7 +301,9 @@ _MAX_STOP_CONTINUATIONS = 8
 
 
 async def _stop_hooks(run: Run, response: ModelResponse) -> _HookVerdict:
-    """Stop hooks may make the agent go on (`decision: block` with a reason)."""
+    """Stop hooks may make the agent go on: `decision: block` with a reason, or an
+    `additionalContext` (feedback, not an error: the agent goes on with it, as the
+    comparable SDK 0.2.189 has it). Their input carries `session_crons` (hooks.py)."""
     session = run.session
     if not session.hooks.has("Stop") or response.incomplete:
         return _HookVerdict()
@@ -296,11 +311,17 @@ async def _stop_hooks(run: Run, response: ModelResponse) -> _HookVerdict:
     hook = await session.hooks.run("Stop", {**session.hook_input(),
                                             "stop_hook_active": run.stop_hook_active,
                                             "last_assistant_message": last})
-    if not hook.block or hook.stop or run.stop_continuations >= _MAX_STOP_CONTINUATIONS:
+    goes_on = hook.block or bool(hook.additional_context)
+    if not goes_on or hook.stop or run.stop_continuations >= _MAX_STOP_CONTINUATIONS:
         return _HookVerdict(None, hook.system_messages)
     run.stop_hook_active = True
     run.stop_continuations += 1
-    return _HookVerdict(hook.reason or "A Stop hook asked to continue.", hook.system_messages)
+    why = hook.reason or "A Stop hook asked to continue."
+    feedback = [f"Stop hook feedback: {why}"] if hook.block else []
+    return _HookVerdict(None, hook.system_messages, go_on=[
+        reminder(text) for text in [*feedback, *hook.additional_context]])
+
+
 def _tool_calls(response: ModelResponse) -> list[dict[str, Any]]:
     """The calls to execute; a call cut off by `max_tokens` is never run."""
     calls = [b for b in response.content if b.get("type") == "tool_use"]

@@ -89,6 +89,9 @@ class Run:
     origin: dict[str, Any] | None = None
     #: the blocks the prompt added to the history (taken back if it is never answered)
     prompt: list[dict[str, Any]] = field(default_factory=list)
+    #: send this run's prompt as typed (a streaming-input message stamped
+    #: `client_composed: true`), as `verbatim_prompts` does for every prompt
+    verbatim: bool = False
 
     def __post_init__(self) -> None:
         self.usage_at_start = self.session.usage.snapshot()

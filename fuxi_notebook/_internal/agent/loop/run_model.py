@@ -45,7 +45,7 @@ def model_for_run(session: Any, choice: str | None) -> tuple[Model | None, list[
     if name == session.model_name:
         return None, []
     try:
-        check_budget(session.options.max_budget_usd, name)
+        check_budget(session.options.max_budget_usd, name, session.usage.endpoint)
     except ConfigurationError as error:
         return None, [f"The command's model {choice!r} was not used: {error}"]
     return RenamedModel(session.model, name), []

@@ -68,11 +68,16 @@ async def run_subagent(parent: Session, child: Any, input: dict[str, Any]) -> To
         _banners(stop.system_messages, tool_use_id)
         if stop.stop:
             _stop_parent(stop.stop_reason or "A SubagentStop hook stopped the run.")
-        if (not stop.block or stop.stop or result.is_error
+        # `decision: block` or an `additionalContext` (feedback, not an error: the
+        # comparable SDK 0.2.189) makes the subagent go on, as Stop does for the agent
+        goes_on = stop.block or bool(stop.additional_context)
+        if (not goes_on or stop.stop or result.is_error
                 or continuation == _MAX_STOP_CONTINUATIONS):
             break
-        content = [reminder("SubagentStop hook feedback: "
-                            f"{stop.reason or 'A SubagentStop hook asked to continue.'}")]
+        why = stop.reason or "A SubagentStop hook asked to continue."
+        content = [reminder(text) for text in [
+            *([f"SubagentStop hook feedback: {why}"] if stop.block else []),
+            *stop.additional_context]]
         active = True
     return _output(child, result, watch.last_text, _notes(input))
 

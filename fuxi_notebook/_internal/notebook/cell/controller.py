@@ -532,8 +532,10 @@ class NotebookAgent:
         if record is None:
             if key:
                 return None, None
+            from ...models.access.providers import credential_hint
+
             raise UsageError(f"%%fuxi: cell {cell.cell_id} has no recorded run to replay and "
-                             "no API key is set: set ANTHROPIC_API_KEY to run it live")
+                             f"no credential is set: {credential_hint()}, to run it live")
         why = (f"its record belongs to cell {record.cell_id} (a copy?)"
                if record.cell_id != cell.cell_id else None)
         why = why or why_not_replayable(record, prompt=body, options=args.settings(),

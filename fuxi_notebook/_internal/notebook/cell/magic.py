@@ -269,22 +269,36 @@ def _configure(agent: Any, rest: str) -> None:
     agent.defaults.update(args.settings())
     if args.replay is not None:
         agent.defaults["replay"] = args.replay
-    _show_settings(agent.defaults, agent.budget.describe())
+    _show_settings(agent.defaults, [agent.budget.describe(), _where(agent.defaults)])
+
+
+def _where(defaults: dict[str, Any]) -> str:
+    """Which model later cells use, and where it lives (provider, region, endpoint)."""
+    from ....errors import ConfigurationError
+    from ...models.access.providers import current_provider
+    from ...models.names import model_name
+
+    try:
+        place = current_provider().describe()
+    except ConfigurationError as error:
+        place = str(error)
+    return f"model: {model_name(defaults.get('model'))} on {place}"
 
 
 def _setting(value: Any) -> str:
     return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def _show_settings(defaults: dict[str, Any], budget: str | None = None) -> None:
+def _show_settings(defaults: dict[str, Any], notes: list[str | None]) -> None:
     """The defaults later cells use, as a table (a quoted Python dict was hard to read),
-    and the kernel's budget with what is left of it (`budget`, when one is set)."""
+    then `notes`: the kernel's budget with what is left of it (when one is set), the model
+    and where it lives."""
     from IPython.display import display
 
     from ...sessions.text.markdown import code_span, escape_math
 
     rows = sorted(defaults.items())
-    below = [budget] if budget else []
+    below = [note for note in notes if note]
     if not rows:
         text = "\n".join(["fuxi defaults: none (each cell uses its own options)", *below])
         display({"text/markdown": escape_math(text.replace("\n", "\n\n")),
@@ -396,7 +410,10 @@ def _session_summary(agent: Any) -> str | None:
         return "fuxi: no conversation yet (run a %%fuxi cell)."
     tokens = session.usage.tokens
     total_in = tokens_in(tokens)
-    line = (f"fuxi session {session.id[:8]} · model {session.model_name} · "
+    provider = getattr(session.model, "provider", None)  # a cloud provider is named
+    where = (f" on {provider.describe()}" if provider is not None
+             and getattr(provider, "name", "anthropic") != "anthropic" else "")
+    line = (f"fuxi session {session.id[:8]} · model {session.model_name}{where} · "
             f"{agent.runs} cell run(s) · {agent.turns} turn(s) · "
             f"{total_in:,} input / "
             f"{tokens['output_tokens']:,} output tokens "

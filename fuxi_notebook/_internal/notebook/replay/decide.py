@@ -13,7 +13,6 @@ for Replay / Cancel; a headless run re-executes only when replay was asked for e
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +41,10 @@ class ReplayMode:
 
 
 def has_api_key() -> bool:
-    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    """Whether a cell could run live (`settings/key_helper_setting.can_run_live`)."""
+    from ...settings.key_helper_setting import can_run_live
+
+    return can_run_live()
 
 
 def replay_mode(cell: str | None, default: str | None) -> ReplayMode:
