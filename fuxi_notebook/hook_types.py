@@ -214,8 +214,8 @@ class PostToolUseFailureHookSpecificOutput(TypedDict):
 class UserPromptSubmitHookSpecificOutput(TypedDict):
     hookEventName: Literal["UserPromptSubmit"]
     additionalContext: NotRequired[str]
-    sessionTitle: NotRequired[str]  # accepted, not applied (the session keeps its title)
-    suppressOriginalPrompt: NotRequired[bool]  # accepted, not applied
+    sessionTitle: NotRequired[str]  # the stored session's title (unless the prompt is blocked)
+    suppressOriginalPrompt: NotRequired[bool]  # accepted: no block message quotes the prompt
 
 
 class NotificationHookSpecificOutput(TypedDict):

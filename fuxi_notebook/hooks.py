@@ -79,6 +79,7 @@ class HookOutcome:
     stop: bool = False  # some callback returned continue=False
     stop_reason: str | None = None
     permission_request: dict[str, Any] | None = None  # PermissionRequest {behavior, ...}
+    session_title: str | None = None  # UserPromptSubmit sessionTitle (the last one given)
     failures: list[str] = field(default_factory=list)  # one line per failed callback
 
 
@@ -240,8 +241,8 @@ def _parse_specific(event: str, spec: object, op: HookOutcome) -> str | None:
     if event == "PostToolUse":
         op.updated_output = spec.get("updatedToolOutput", spec.get("updatedMCPToolOutput"))
     elif event == "UserPromptSubmit":
-        _field(spec, "sessionTitle", str)
-        _field(spec, "suppressOriginalPrompt", bool)
+        op.session_title = (_field(spec, "sessionTitle", str) or "").strip()[:200] or None
+        _field(spec, "suppressOriginalPrompt", bool)  # no block message quotes the prompt
     elif event == "PermissionRequest" and spec.get("decision") is not None:
         op.permission_request = _parse_permission(spec["decision"])
     return None
@@ -293,6 +294,7 @@ def _merge(opinions: list[HookOutcome]) -> HookOutcome:
         out.stop = out.stop or op.stop
         if op.updated_output is not None:
             out.updated_output = op.updated_output
+        out.session_title = op.session_title or out.session_title
     out.stop_reason = _join(op.stop_reason for op in opinions)
     _merge_decision(out, opinions)
     if out.decision is None and out.block:

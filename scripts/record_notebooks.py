@@ -19,6 +19,9 @@ its cell's metadata, as fuxi's frontend extension keeps it; recording twice give
 byte-identical notebooks (timings are left out of their metadata and last lines). With
 ANTHROPIC_API_KEY set the real API answers instead, and the spec's turns are not used.
 
+`--provider bedrock|vertex|foundry` serves the turns from that cloud provider's fake
+instead, the kernel reaching it with only the variables `docs/getting-started.md` sets.
+
 `--check` records again in place and compares with the committed notebooks (which it
 puts back afterwards). Records hold the folder they ran in, so a check must run in the
 same folder; `--out DIR` records into another folder (with a copy of notebooks/' files).
@@ -80,11 +83,45 @@ def notebook_path(name: str, out_dir: Path, spec: Any = None) -> Path:
     return out_dir / getattr(spec, "FOLDER", "") / f"{name}.ipynb"
 
 
-def record(name: str, out_dir: Path, *, live: bool) -> Path:
-    """Run the notebook `name` and write it (with outputs) into `out_dir`."""
+#: a Bedrock id for the spec's model (Bedrock serves no first-party name)
+BEDROCK_MODEL = "us.anthropic.claude-sonnet-5-5-v1:0"
+
+
+def _fake_api(steps: list[Any], provider: str | None, keys: Path) -> tuple[Any, dict[str, str]]:
+    """The fake that serves `steps`, and the only variables the kernel gets to reach it:
+    the first-party API's, or a provider's exactly as `docs/getting-started.md` sets
+    them (no ANTHROPIC_API_KEY then)."""
+    from fuxi_notebook.testing import (
+        FakeBedrockServer,
+        FakeFoundryServer,
+        FakeMessagesServer,
+        FakeVertexServer,
+    )
+
+    if provider is None:
+        server = FakeMessagesServer(steps).start()
+        return server, {"ANTHROPIC_BASE_URL": server.url,
+                        "ANTHROPIC_API_KEY": "fake-recording-key"}
+    none = {"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": "", "ANTHROPIC_AUTH_TOKEN": "",
+            "AWS_CONFIG_FILE": str(keys / "no-aws-config"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(keys / "no-aws-credentials"),
+            f"FUXI_USE_{provider.upper()}": "1"}
+    if provider == "bedrock":
+        bedrock = FakeBedrockServer(steps).start()
+        return bedrock, {**none, **bedrock.client_env(), "FUXI_MODEL": BEDROCK_MODEL}
+    if provider == "vertex":  # signed in with a service account's key file
+        vertex = FakeVertexServer(steps).start()
+        return vertex, {**none, **vertex.credentials_env(keys)}
+    foundry = FakeFoundryServer(steps).start()
+    return foundry, {**none, **foundry.client_env()}
+
+
+def record(name: str, out_dir: Path, *, live: bool, provider: str | None = None) -> Path:
+    """Run the notebook `name` and write it (with outputs) into `out_dir`; its model
+    turns served by the first-party fake, or by `provider`'s fake (bedrock, vertex,
+    foundry) with only that provider's variables set."""
     import nbformat
 
-    from fuxi_notebook.testing import FakeMessagesServer
     from fuxi_notebook.testing.frontend import NotebookFrontend
 
     spec = _spec(name)
@@ -93,13 +130,14 @@ def record(name: str, out_dir: Path, *, live: bool) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
     steps = [turn for cell in spec.CELLS for turn in cell.turns]
-    server = FakeMessagesServer(steps) if not live else None
     env = {"FUXI_NOTEBOOK": str(path), "FUXI_REPLAY": "off", "MPLBACKEND": "Agg",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "PYTHONHASHSEED": "0", "FUXI_BLOCK_REAL_API": "0" if live else "1"}
-    if server is not None:
-        server.start()
-        env |= {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "fake-recording-key"}
+    keys = Path(tempfile.mkdtemp(prefix="fuxi-record-"))
+    server = None
+    if not live:
+        server, reach = _fake_api(steps, provider, keys)
+        env |= reach
     try:
         if getattr(spec, "HEADLESS", False):
             _run_headless(spec, nb, path, env)
@@ -113,6 +151,7 @@ def record(name: str, out_dir: Path, *, live: bool) -> Path:
     finally:
         if server is not None:
             server.stop()
+        shutil.rmtree(keys, ignore_errors=True)
     if server is not None and (server.remaining or server.errors):
         raise SystemExit(f"{name}: {server.remaining} scripted turns unused, "
                          f"errors: {server.errors}")
@@ -225,8 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="record again in place and compare with the committed notebooks")
     parser.add_argument("--out", type=Path, help="record into this folder instead")
+    parser.add_argument("--provider", choices=("bedrock", "vertex", "foundry"),
+                        help="serve the spec's turns from this provider's fake, the kernel "
+                             "configured by its variables only")
     args = parser.parse_args(argv)
-    live = bool(os.environ.get("ANTHROPIC_API_KEY")) and not args.check
+    live = (bool(os.environ.get("ANTHROPIC_API_KEY")) and not args.check
+            and args.provider is None)
     names = args.names or list(ORDER)
     if args.out is not None:
         shutil.copytree(NOTEBOOKS, args.out, dirs_exist_ok=True,
@@ -234,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     target = args.out or NOTEBOOKS
     if not args.check:
         for name in names:
-            print(f"recorded {record(name, target, live=live)}{' (live API)' if live else ''}")
+            made = record(name, target, live=live, provider=args.provider)
+            print(f"recorded {made}{' (live API)' if live else ''}"
+                  f"{f' (on the {args.provider} fake)' if args.provider else ''}")
         return 0
     different = []
     with tempfile.TemporaryDirectory() as scratch:

@@ -111,3 +111,48 @@ async def test_a_subagent_stop_hooks_additional_context_makes_the_subagent_go_on
     assert "hook feedback" not in str(went_on)
     # the parent's model read the subagent's last answer, not the first
     assert "settings.toml" in str(model.requests[3].messages[-1]["content"])
+
+
+def _prompt_hook(output: dict[str, Any]) -> dict[str, list[HookMatcher]]:
+    async def callback(input_data, tool_use_id, context):
+        return {**output, "hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                                 **output.get("hookSpecificOutput", {})}}
+    return {"UserPromptSubmit": [HookMatcher(hooks=[callback])]}
+
+
+async def test_a_prompt_hooks_session_title_names_the_stored_session(tmp_path, monkeypatch):
+    from fuxi_notebook import list_sessions
+
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(tmp_path / "home"))
+    hooks = _prompt_hook({"hookSpecificOutput": {"sessionTitle": "Q3 revenue check"}})
+    model = ScriptedModel([[text("Looked.")]])
+    messages, error = await collect("look at the numbers", FuxiAgentOptions(
+        model=model, cwd=tmp_path, hooks=hooks))
+    assert error is None
+    [info] = list_sessions(directory=str(tmp_path))
+    assert info.session_id == messages[-1].session_id
+    assert info.custom_title == "Q3 revenue check" and info.summary == "Q3 revenue check"
+    assert info.first_prompt == "look at the numbers"  # the prompt itself is unchanged
+
+
+async def test_a_blocked_prompt_is_never_echoed_nor_stored(tmp_path, monkeypatch):
+    """`suppressOriginalPrompt` asks that the block message leave the prompt out: here no
+    block message quotes a prompt, and a blocked prompt is stored nowhere, with or
+    without it; a blocked prompt's sessionTitle is not applied (as there)."""
+    from fuxi_notebook import list_sessions
+
+    monkeypatch.setenv("FUXI_CONFIG_DIR", str(tmp_path / "home"))
+    secret = "my card is 4111 1111 1111 1111"
+    for suppress in (True, False):
+        hooks = _prompt_hook({"decision": "block", "reason": "Card numbers stay out.",
+                              "hookSpecificOutput": {"suppressOriginalPrompt": suppress,
+                                                     "sessionTitle": "never"}})
+        model = ScriptedModel([])
+        messages, error = await collect(secret, FuxiAgentOptions(
+            model=model, cwd=tmp_path, hooks=hooks))
+        assert error is not None and "Card numbers stay out." in str(error)
+        assert secret not in str(error) and all(secret not in repr(m) for m in messages)
+        assert model.requests == []
+    stored = "".join(p.read_text() for p in (tmp_path / "home").rglob("*.jsonl"))
+    assert "4111" not in stored
+    assert all(info.custom_title is None for info in list_sessions(directory=str(tmp_path)))

@@ -29,6 +29,8 @@ from fuxi_notebook.testing import (
 )
 from fuxi_notebook.testing.provider_fakes import TEST_AWS_CREDENTIALS, verify_sigv4
 
+from .helpers import Agent, boundaries, collect
+
 BEDROCK_MODEL = "us.anthropic.claude-sonnet-5-5-v1:0"
 VERTEX_MODEL = "claude-sonnet-5-5"
 FOUNDRY_MODEL = "claude-sonnet-5-5"
@@ -127,6 +129,8 @@ async def test_a_run_with_a_tool_call_on_bedrock_signed_over_its_bytes(bedrock, 
         assert body["anthropic_version"] and body["messages"]
     # priced through the Anthropic id the Bedrock id stands for
     assert result.usage and result.usage["output_tokens"] > 0
+    # the prompt's cache_control reached Bedrock: the second request read the cache
+    assert result.usage["cache_read_input_tokens"] > 0 and result.total_cost_usd
 
 
 async def test_bedrock_unsigned_behind_a_gateway(bedrock, clean_env, tmp_path):
@@ -348,3 +352,20 @@ def test_a_helper_in_the_users_settings_counts_as_a_credential(clean_env, tmp_pa
     assert not can_run_live()
     clean_env.setenv("FUXI_USE_VERTEX", "1")
     assert can_run_live()
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex", "foundry"])
+async def test_a_prompt_the_provider_calls_too_long_is_compacted_and_sent_again(
+        provider, request, tmp_path):
+    """Each provider says "too long" its own way (Bedrock: "Input is too long for requested
+    model."); the run compacts and goes on, as on the first-party API."""
+    server = request.getfixturevalue(provider)
+    agent = Agent(40)
+    server.reset(agent.steps())
+    server.context_window = 6_000  # smaller than the window the session believes in
+    messages, error = await collect("count", FuxiAgentOptions(
+        cwd=tmp_path, allowed_tools=["Bash"], context_window=60_000, persist_session=False))
+    assert error is None, error
+    assert messages[-1].result == "done after 40 calls"
+    assert boundaries(messages) and agent.summaries
+    assert any("too long" in e for e in server.errors)  # the provider did refuse one

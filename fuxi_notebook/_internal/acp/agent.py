@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -167,16 +168,24 @@ class FuxiAcpAgent:
                              for mode in PERMISSION_MODES])
 
     def _config(self, options: FuxiAgentOptions) -> list[Any]:
+        from ..models.access.providers import current_provider, model_problem
         from ..models.known import known_models
         from ..models.names import model_name
 
         model = options.model if isinstance(options.model, str) else None
         current = model_name(model)
-        models = list(dict.fromkeys([current, *known_models()]))
+        try:  # the provider the session's requests go to, as assemble chooses it
+            provider = current_provider(env={**os.environ, **(options.env or {})})
+        except ConfigurationError:
+            provider = None  # two switched on: the prompt says so in one line
+        models = [m for m in dict.fromkeys([current, *known_models()])
+                  if m == current or provider is None or model_problem(provider, m) is None]
         return [
             schema.SessionConfigOptionSelect(
                 type="select", id="model", name="Model", category="model",
                 current_value=current,
+                description=(f"on {provider.describe()}" if provider is not None
+                             and provider.name != "anthropic" else None),
                 options=[schema.SessionConfigSelectOption(value=m, name=m) for m in models]),
             schema.SessionConfigOptionSelect(
                 type="select", id="effort", name="Effort", category="thought_level",

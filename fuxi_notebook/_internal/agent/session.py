@@ -67,6 +67,8 @@ class Conversation:
         permission_updates: rules and modes granted during the conversation
             ("Always allow"), re-applied under new options.
         tasks: the agent's task checklist (TaskCreate / TaskUpdate).
+        title: the title a UserPromptSubmit hook gave the session (`sessionTitle`),
+            stored as its transcript's custom title.
     """
 
     id: str = field(default_factory=new_uuid)
@@ -77,6 +79,7 @@ class Conversation:
     shell_cwd: Path | None = None
     permission_updates: list[PermissionUpdate] = field(default_factory=list)
     tasks: TaskList = field(default_factory=TaskList)
+    title: str | None = None
 
     def forked(self, new_id: str | None = None) -> Conversation:
         """An independent copy under a new id: the original branch stays as it is."""
@@ -229,9 +232,11 @@ class Session:
                       output=self.request_params()["max_tokens"])
 
     def limit_window(self, tokens: int) -> None:
-        """The API rejected a prompt over `tokens`: that is the window from now on."""
+        """The API rejected a prompt over `tokens`: that is the window from now on (it
+        only ever shrinks: an API that does not state its window is bounded by the size
+        of each prompt it refused)."""
         if tokens >= 2_000:
-            self._stated_window = tokens
+            self._stated_window = min(tokens, self._stated_window or tokens)
             self._window = (self.model_name, self._new_window())
 
     _stated_window: int | None = None

@@ -129,6 +129,7 @@ class Transcript:
         self._behind: asyncio.Task[None] | None = None  # the last batch written behind
         self._due: list[dict[str, Any]] | None = None  # the view the next batch writes
         self._timer: asyncio.TimerHandle | None = None  # when it starts
+        self._title: str | None = None  # the custom title last stored
 
     @property
     def written(self) -> list[tuple[str, dict[str, Any]]]:
@@ -183,6 +184,7 @@ class Transcript:
             elif not getattr(side.owner, "running_in_background", False):
                 self._sides.remove(side)  # (one in the background: again at the next flush)
         self._main.conversation = conversation
+        self._note_title(conversation.title)
         view = self._main.view()
         if stopped and not conversation.pending_results:
             view.extend(self._answered(view))
@@ -196,6 +198,19 @@ class Transcript:
             "type": "system", "subtype": "mirror_error", "uuid": new_uuid(),
             "session_id": self.key["session_id"], "key": dict(failed[0]),
             "error": failed[1]})
+
+    def _note_title(self, title: str | None) -> None:
+        """A title the session was given (a hook's `sessionTitle`) is stored as its
+        `custom-title` entry, once per change, as `rename_session` stores one."""
+        if not title or title == self._title:
+            return
+        from ..sessions.entries import meta_entry
+        from ..sessions.redact import redact_text
+
+        self._title = title
+        entry = meta_entry("custom-title", redact_text(title), self.key["session_id"])
+        for destination in ("local", "store") if self.local is not None else ("store",):
+            self._main.undelivered.setdefault(destination, []).append(entry)
 
     # -- eager: a background writer ---------------------------------------------------------
 

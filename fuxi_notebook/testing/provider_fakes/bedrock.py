@@ -40,6 +40,8 @@ _ROUTE = re.compile(r"/model/(?P<model>[^/]+)/(?P<op>invoke|invoke-with-response
 _BEDROCK_ID = re.compile(r"(?:arn:aws[\w-]*:bedrock:\S+|(?:[a-z]{2,6}(?:-[a-z]+)?\.)?"
                          r"anthropic\.claude-\S+)")
 _MALFORMED = "Malformed input request: {}, please reformat your input and try again."
+#: what Bedrock answers a prompt over the model's window (no token counts in it)
+_TOO_LONG = "The model returned the following errors: Input is too long for requested model."
 #: a Messages API error type -> the AWS exception Bedrock answers with
 _EXCEPTIONS = {
     "invalid_request_error": "ValidationException",
@@ -199,6 +201,8 @@ class FakeBedrockServer(FakeMessagesServer):
 
     def _rejection(self, status: int, error_type: str, message: str,
                    headers: dict[str, str] | None = None) -> Rejection:
+        if message.startswith("prompt is too long"):  # Bedrock's words, without the numbers
+            message = _TOO_LONG
         return self._aws_error(_STATUS.get(status, status),
                                _EXCEPTIONS.get(error_type, "InternalServerException"), message,
                                headers)

@@ -74,20 +74,29 @@ async def compact_if_needed(run: Run) -> AsyncGenerator[Message, None]:
             yield message
 
 
+#: how each API says a prompt is over the model's window: the first-party API, Vertex
+#: and Foundry ("prompt is too long: N tokens > M maximum"), Bedrock ("Input is too long
+#: for requested model.")
+_TOO_LONG = ("prompt is too long", "input is too long for requested model")
+
+
 def too_long(error: Exception) -> bool:
     """Whether the API rejected a request for being over the window (our estimate was
     low: the conversation is compacted and the request sent again, once)."""
-    return getattr(error, "status", None) in (400, 413) and "prompt is too long" in str(error)
+    said = str(error).lower()
+    return (getattr(error, "status", None) in (400, 413)
+            and any(words in said for words in _TOO_LONG))
 
 
 async def compact_after_rejection(run: Run, error: Exception) -> AsyncGenerator[Message, None]:
     """The API said the prompt is too long: compact now, whatever the estimate said. A
-    window the API names ("> N maximum") is the session's from now on."""
+    window the API names ("> N maximum") is the session's from now on; one it does not
+    name (Bedrock) is at most the size of the prompt it refused, so compaction comes
+    before the next refusal (and its summary request fits)."""
     import re
 
     stated = re.search(r">\s*(\d+)\s*maximum", str(error))
-    if stated:
-        run.session.limit_window(int(stated.group(1)))
+    run.session.limit_window(int(stated.group(1)) if stated else request_tokens(run)[0])
     if run.replay_compactions is not None or not run.session.auto_compact:
         return
     async for message in _compact(run, "auto", None):

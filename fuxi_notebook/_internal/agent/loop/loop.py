@@ -291,6 +291,8 @@ async def _submit_prompt(run: Run, content: str | list[dict[str, Any]]) -> _Hook
     if hook.block or hook.stop:
         reason = hook.reason or hook.stop_reason or "A UserPromptSubmit hook blocked the prompt."
         return _HookVerdict(reason, hook.system_messages)
+    if hook.session_title is not None:  # a blocked prompt's title is not applied
+        session.conversation.title = hook.session_title
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
     run.prompt = blocks + [reminder(c) for c in hook.additional_context]
     session.add_user_prompt(run.prompt)
