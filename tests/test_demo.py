@@ -14,16 +14,18 @@ def _demo(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_demo_without_key_plays_the_recorded_session_and_fixes_the_bug():
+def test_demo_without_key_plays_the_recorded_session_and_fixes_the_bug(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")}
-    done = _demo(env)
+    done = _demo({**env, "TMPDIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "fake Messages API" in out
+    assert f"Workspace: {tmp_path}/fuxi-demo-" in out  # it ran there...
     assert "[tool result] test_calc: ok" in out
     assert "[result] success · 5 turns" in out
     assert out.rstrip().endswith("return a + b")
+    assert list(tmp_path.iterdir()) == []  # ...and left nothing behind
 
 
 def test_demo_with_key_uses_the_configured_api(fake_api):

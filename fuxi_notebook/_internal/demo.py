@@ -93,22 +93,23 @@ def describe(message: Message) -> str | None:
     return None
 
 
-def _workspace() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="fuxi-demo-"))
-    for name, content in DEMO_FILES.items():
-        (folder / name).write_text(content, encoding="utf-8")
-    return folder
-
-
 async def run_demo(emit: Callable[[str], None] = print, *, model: Model | None = None) -> int:
-    """Run the demo and print each message; returns a process exit code."""
-    folder = _workspace()
+    """Run the demo and print each message; returns a process exit code. The workspace
+    is a temporary folder, removed when the demo ends (also on an error or Ctrl-C)."""
+    with tempfile.TemporaryDirectory(prefix="fuxi-demo-") as name:
+        folder = Path(name)
+        for file, content in DEMO_FILES.items():
+            (folder / file).write_text(content, encoding="utf-8")
+        return await _run_in(folder, emit, model)
+
+
+async def _run_in(folder: Path, emit: Callable[[str], None], model: Model | None) -> int:
     from .sessions.store import InMemorySessionStore
 
     # the workspace is thrown away afterwards: so is the session (nothing in ~/.fuxi)
     options = FuxiAgentOptions(model=model, cwd=folder, allowed_tools=DEMO_ALLOWED, max_turns=10,
                                session_store=InMemorySessionStore())
-    emit(f"Workspace: {folder}\nPrompt: {DEMO_PROMPT}\n")
+    emit(f"Workspace: {folder} (removed at the end)\nPrompt: {DEMO_PROMPT}\n")
     try:
         async for message in query(prompt=DEMO_PROMPT, options=options):
             line = describe(message)

@@ -63,3 +63,20 @@ def test_a_granted_rule_is_revoked_and_the_next_cell_asks_again(fresh, api):
     msg_id = fresh.send("%%fuxi\nonce more", cell_id="cell-after")
     fresh.click(fresh.button("Allow", after=mark))  # the card is back
     assert fresh.wait(msg_id, timeout=30).status == "ok"
+
+
+def test_a_write_the_tool_will_refuse_is_not_put_to_the_user_and_grants_nothing(fresh, api):
+    """Issue 39 (1): writing an existing file the agent has not read is refused before
+    anyone is asked: no card (so no "Always allow" to click), no rule granted."""
+    fresh.run("open('notes.txt', 'w').write('mine')")
+    api.add(Turn([tool_use("Write", {"file_path": "notes.txt", "content": "theirs"})]),
+            Turn([text("I could not write it.")]))
+    result = fresh.run("%%fuxi\nrewrite the notes", cell_id="cell-blind", timeout=30)
+    assert result.status == "ok", result.messages
+    assert not any(m["msg_type"] == "comm_open"
+                   for m in fresh.messages(result.reply["parent_header"]["msg_id"]))
+    assert record_of(result)["approvals"] == []
+    sent = str(api.requests[-1]["messages"][-1])
+    assert "File has not been read yet" in sent
+    assert fresh.run("print(open('notes.txt').read())").stdout == "mine\n"
+    assert "Edit(" not in _plain(fresh.run("%fuxi permissions"))

@@ -174,6 +174,28 @@ class DeclaredTool:
         """The allow rule "Always allow" adds for this call (default: the whole tool)."""
         return self.name
 
+    async def refuses(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        """Why the tool would refuse this call as things stand (None: it would try).
+        Asked before the hooks and the permission check, so that a call bound to fail is
+        never put to the user and never grants a rule; `run` checks again."""
+        return None
+
+
+async def refusal_of(tool: object | None, input: dict[str, Any],
+                     ctx: ToolContext) -> str | None:
+    """The tool's `refuses` answer; a tool without one, or whose check fails, leaves
+    the decision to its `run`."""
+    check = getattr(tool, "refuses", None)
+    if not callable(check):
+        return None
+    try:
+        found = await check(input, ctx)
+    except ToolError as error:
+        return str(error)
+    except Exception:  # a broken check must not refuse what the tool would do
+        return None
+    return found if isinstance(found, str) and found else None
+
 
 class Declaration(NamedTuple):
     """A tool's declaration, taken once (an immutable tuple: the permission engine keeps

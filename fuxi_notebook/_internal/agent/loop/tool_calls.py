@@ -25,7 +25,7 @@ from ....types import (
     new_uuid,
 )
 from ...sessions.redact import redacted_head
-from ...tools.base import ToolError, ToolOutput, reach_of
+from ...tools.base import ToolError, ToolOutput, reach_of, refusal_of
 from ...tools.progress import calling
 from .relay import relayed
 from .run import Run, canonical_input
@@ -194,6 +194,10 @@ async def _checked_call(run: Run, call: dict[str, Any]) -> CallOutcome:
     tampered = _tampered(run, name)  # a thread left running may have changed it since
     if tampered is not None:
         return CallOutcome(_error(tool_id, f"Not executed: {tampered}"))
+    # what the tool will refuse is decided before anyone is asked (and grants nothing)
+    refused = await refusal_of(session.registry.get(name), tool_input, session.tool_ctx)
+    if refused is not None:
+        return CallOutcome(_error(tool_id, refused))
     decision = await session.permissions.decide(
         name, tool_input, tool_id, base=session.tool_ctx.shell_cwd or session.cwd,
         hook_input=session.hook_input())
@@ -211,7 +215,8 @@ async def _checked_call(run: Run, call: dict[str, Any]) -> CallOutcome:
         return CallOutcome(_error(tool_id, message), decision.context, decision.banners)
     if decision.updated_input is not None:
         tool_input = decision.updated_input
-        problem = session.registry.validate(name, tool_input)
+        problem = session.registry.validate(name, tool_input) or await refusal_of(
+            session.registry.get(name), tool_input, session.tool_ctx)
         if problem:
             return CallOutcome(_error(tool_id, problem), decision.context, decision.banners)
     session.tool_ctx.approved_targets = decision.targets

@@ -228,14 +228,25 @@ class WriteTool(DeclaredTool):
     def always_allow(self, input: dict[str, Any]) -> str:
         return folder_rule("Edit", input.get("file_path"))
 
-    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        """Check freshness, write atomically, and remember the new state."""
-        path = ctx.resolve(input["file_path"])
+    async def refuses(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        self._check(ctx.resolve(input["file_path"]), ctx)
+        return None
+
+    @staticmethod
+    def _check(path: Path, ctx: ToolContext) -> bool:
+        """Refuse a directory, and an existing file not read or changed since; whether
+        the file exists."""
         if path.is_dir():
             raise ToolError(f"{path} is a directory; give the path of a file to write.")
         existed = path.exists()
         if existed:
             ensure_fresh(ctx, path)
+        return existed
+
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Check freshness, write atomically, and remember the new state."""
+        path = ctx.resolve(input["file_path"])
+        existed = self._check(path, ctx)
         _write(path, input["content"], ctx)
         remember_file(ctx, path)
         if existed:
@@ -291,21 +302,38 @@ class EditTool(DeclaredTool):
     def always_allow(self, input: dict[str, Any]) -> str:
         return folder_rule("Edit", input.get("file_path"))
 
-    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        """Validate the edit against the current file, then write the result atomically."""
+    async def refuses(self, input: dict[str, Any], ctx: ToolContext) -> str | None:
+        self._planned(input, ctx)
+        return None
+
+    @staticmethod
+    def _planned(input: dict[str, Any], ctx: ToolContext
+                 ) -> tuple[Path, str | None, tuple[int, str, int] | None]:
+        """The edit as it would be made now: `(path, None, None)` to create a new file,
+        else `(path, old content, (start, updated content, count))`; ToolError when the
+        tool refuses it (nothing to change, not read, changed since, no match)."""
         old, new = input["old_string"], input["new_string"]
         if old == new:
             raise ToolError("old_string and new_string are identical; there is nothing to change.")
         path = ctx.resolve(input["file_path"])
         if old == "" and not path.exists() and not path.is_symlink():
-            _write(path, new, ctx)
-            remember_file(ctx, path)
-            return ToolOutput(content=f"File created successfully at: {path}")
+            return path, None, None
         path = _existing_file(ctx, input["file_path"])
         ensure_fresh(ctx, path)
         content = _read_for_edit(path)
         old, new = _match_line_endings(content, old, new)
-        start, updated, count = _apply(content, old, new, bool(input.get("replace_all")), path)
+        return path, content, _apply(content, old, new, bool(input.get("replace_all")), path)
+
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Validate the edit against the current file, then write the result atomically."""
+        path, content, planned = self._planned(input, ctx)
+        new = input["new_string"]
+        if content is None or planned is None:
+            _write(path, new, ctx)
+            remember_file(ctx, path)
+            return ToolOutput(content=f"File created successfully at: {path}")
+        _, new = _match_line_endings(content, input["old_string"], new)  # as it was applied
+        start, updated, count = planned
         _write(path, updated, ctx)
         remember_file(ctx, path)
         noun = "occurrence" if count == 1 else "occurrences"
