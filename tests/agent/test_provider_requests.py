@@ -369,3 +369,20 @@ async def test_a_prompt_the_provider_calls_too_long_is_compacted_and_sent_again(
     assert messages[-1].result == "done after 40 calls"
     assert boundaries(messages) and agent.summaries
     assert any("too long" in e for e in server.errors)  # the provider did refuse one
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex", "foundry"])
+async def test_thinking_reaches_the_provider_and_its_blocks_come_back(provider, request,
+                                                                      tmp_path):
+    from fuxi_notebook.testing import thinking
+    from fuxi_notebook.types import AssistantMessage, ThinkingBlock
+
+    server = request.getfixturevalue(provider)
+    server.reset([Turn([thinking("The note is short."), text("It says ship on Friday.")])])
+    messages, error = await collect("What does it say?", FuxiAgentOptions(
+        cwd=tmp_path, max_thinking_tokens=4000, persist_session=False))
+    assert error is None, error
+    assert server.requests[0]["thinking"] == {"type": "enabled", "budget_tokens": 4000}
+    shown = [block for m in messages if isinstance(m, AssistantMessage) for block in m.content
+             if isinstance(block, ThinkingBlock)]
+    assert [block.thinking for block in shown] == ["The note is short."]
