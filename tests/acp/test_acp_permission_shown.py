@@ -157,6 +157,7 @@ async def test_long_values_are_whole_or_folded_with_their_size(fake_api, tmp_pat
     old, new = "start\n", "head\n" + "y" * 70_000 + "\ntouch PWNED\n"
     [write, edit] = await _asks(fake_api, tmp_path, [
         ("Write", {"file_path": "new.txt", "content": content}),
+        ("Read", {"file_path": "big.txt"}),  # an edit of a file not read is never asked
         ("Edit", {"file_path": "big.txt", "old_string": old, "new_string": new})])
     assert write.tool_call.title == "Write `new.txt` (+1 more field)"
     [diff] = _diffs(write)
@@ -178,6 +179,7 @@ async def test_long_values_are_whole_or_folded_with_their_size(fake_api, tmp_pat
 async def test_hidden_characters_in_a_diff_are_escaped(fake_api, tmp_path):
     (tmp_path / "notes.txt").write_text("safe\n")
     [ask] = await _asks(fake_api, tmp_path, [
+        ("Read", {"file_path": "notes.txt"}),
         ("Write", {"file_path": "notes.txt", "content": "safe\r\u202eevil\n"})])
     [diff] = _diffs(ask)
     assert (diff.old_text, diff.new_text) == ("safe\n", "safe\\u000d\\u202eevil\n")
@@ -233,11 +235,20 @@ def test_what_a_call_runs_beyond_its_input_is_shown_with_it():
     assert "U+000D" in text_ and key not in text_
 
 
-async def test_a_write_over_a_device_is_asked_without_reading_it(fake_api, tmp_path):
-    """The diff reads the file as it is now through the bounded reader: `zero ->
-    /dev/zero` (whose size reads 0) is no file to compare, not one to read for ever."""
+async def test_a_write_over_a_device_is_refused_without_reading_it(fake_api, tmp_path):
+    """`zero -> /dev/zero` (whose size reads 0) is not read for ever, neither to draw a
+    diff nor to decide: the agent never read it, so the Write is refused before it is
+    asked (issue 39), and the run ends."""
     (tmp_path / "zero").symlink_to("/dev/zero")
-    [ask] = await _asks(fake_api, tmp_path, [
-        ("Write", {"file_path": "zero", "content": "new\n"})])
-    [diff] = _diffs(ask)
-    assert (diff.old_text, diff.new_text) == (None, "new\n")
+    assert await _asks(fake_api, tmp_path, [
+        ("Write", {"file_path": "zero", "content": "new\n"})]) == []
+    assert "has not been read yet" in str(fake_api.requests[-1]["messages"][-1])
+
+
+def test_the_diff_of_a_write_over_a_device_does_not_read_it(tmp_path):
+    """The card's diff reads the file as it is now through the bounded reader: a device
+    is no file to compare."""
+    from fuxi_notebook._internal.acp.updates import _read
+
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    assert _read(tmp_path / "zero") is None

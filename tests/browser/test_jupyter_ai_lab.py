@@ -62,7 +62,8 @@ def test_the_fuxi_persona_answers_in_jupyter_ais_chat_and_asks_with_a_diff(
         tmp_path, browser):
     with FakeMessagesServer([
             Turn([text("Hello from fuxi in the chat.")]),
-            Turn([tool_use("Write", {"file_path": "note.txt", "content": "hi\n"})]),
+            Turn([text("Writing a note."),
+                  tool_use("Write", {"file_path": "note.txt", "content": "hi\n"})]),
             Turn([text("Wrote note.txt.")])]) as api, fuxi_chat(tmp_path, browser, {
                 "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test",
                 "FUXI_MODEL": "claude-sonnet-5-5"}) as (lab, page):
@@ -75,6 +76,9 @@ def test_the_fuxi_persona_answers_in_jupyter_ais_chat_and_asks_with_a_diff(
         assert page.get_by_text("+ hi").count() == 1  # the diff, before it is allowed
         page.get_by_role("button", name="Allow", exact=True).click()
         page.get_by_text("Wrote note.txt.").wait_for(timeout=60 * MS)
+        # two turns' texts are two paragraphs, not "Writing a note.Wrote note.txt."
+        assert page.get_by_text("Writing a note.Wrote note.txt.").count() == 0
+        assert page.get_by_text("Writing a note.", exact=True).count() == 1
         wait_until((lab.root / "note.txt").exists, timeout=30)
         assert (lab.root / "note.txt").read_text() == "hi\n"
         assert "Initialized persona 'Fuxi'" in lab.log_path.read_text()

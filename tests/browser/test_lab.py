@@ -283,7 +283,8 @@ def test_the_tab_title_says_when_a_card_waits(notebook, api: FakeMessagesServer)
 
 def test_cards_show_code_and_diffs_formatted(notebook, api: FakeMessagesServer):
     """Issue 9, item 8: InsertCell showed escaped JSON; Write showed no diff or path."""
-    api.add(Turn([tool_use("Write", {"file_path": "notes.md",
+    api.add(Turn([tool_use("Read", {"file_path": "notes.md"})]),  # else it is refused unasked
+            Turn([tool_use("Write", {"file_path": "notes.md",
                                      "content": "# Notes\nSouth leads\n"})]),
             Turn([tool_use("InsertCell", {"code": "sales.plot(x='month')"})]),
             Turn([text("done")]))

@@ -171,7 +171,8 @@ def test_a_write_card_shows_the_file_under_the_cells_working_directory(fresh, ap
     sub.mkdir(exist_ok=True)
     (sub / "notes.md").write_text("# Notes\nNorth leads\n")
     (fresh.work / "notes.md").unlink(missing_ok=True)
-    api.add(Turn([tool_use("Write", {"file_path": "notes.md", "content": "# Notes\nSouth\n"})]),
+    api.add(Turn([tool_use("Read", {"file_path": "notes.md"})]),  # else refused unasked
+            Turn([tool_use("Write", {"file_path": "notes.md", "content": "# Notes\nSouth\n"})]),
             Turn([text("ok")]))
     mark = fresh.iopub_count()
     msg_id = fresh.send(f"%%fuxi --cwd {sub}\nupdate the notes", cell_id="cell-cwd")

@@ -25,6 +25,7 @@ from acp import schema
 
 from ...types import (
     AssistantMessage,
+    ResultMessage,
     StreamEvent,
     TextBlock,
     ToolResultBlock,
@@ -95,6 +96,10 @@ class SessionUpdates:
         self._kinds: dict[int, str] = {}  # stream block index -> "text" / "thinking"
         self._held = _Held()
         self._streamed = False  # text came as deltas since the last assistant message
+        #: text was sent for this prompt, so the next text block starts a new paragraph
+        #: (a chat shows one prompt's text chunks as one message)
+        self._said = False
+        self._new_block = False
 
     # -- the live stream ------------------------------------------------------------
 
@@ -104,6 +109,9 @@ class SessionUpdates:
             return self._event(message) if message.parent_tool_use_id is None else []
         if isinstance(message, AssistantMessage):
             return self._assistant(message)
+        if isinstance(message, ResultMessage):  # the next prompt's answer: a new message
+            self._said = self._new_block = False
+            return []
         if isinstance(message, UserMessage) and isinstance(message.content, list):
             return [update for block in message.content if isinstance(block, ToolResultBlock)
                     for update in self.result(block.tool_use_id, block.content,
@@ -117,6 +125,7 @@ class SessionUpdates:
             block_type = (event.get("content_block") or {}).get("type")
             if block_type in ("text", "thinking"):
                 self._kinds[index] = block_type
+            self._new_block = self._new_block or block_type == "text"
             return []
         if kind == "content_block_delta":
             delta = event.get("delta") or {}
@@ -133,15 +142,19 @@ class SessionUpdates:
             return self._chunk("text", self._held.flush())
         return []
 
-    @staticmethod
-    def _chunk(kind: str, text: str) -> list[Update]:
+    def _chunk(self, kind: str, text: str) -> list[Update]:
         if not text:
             return []
-        block = schema.TextContentBlock(type="text", text=text)
         if kind == "thinking":
             return [schema.AgentThoughtChunk(session_update="agent_thought_chunk",
-                                             content=block)]
-        return [schema.AgentMessageChunk(session_update="agent_message_chunk", content=block)]
+                                             content=schema.TextContentBlock(type="text",
+                                                                             text=text))]
+        if self._new_block and self._said:  # another block's text: its own paragraph
+            text = "\n\n" + text.lstrip("\n")
+        self._said, self._new_block = True, False
+        return [schema.AgentMessageChunk(session_update="agent_message_chunk",
+                                         content=schema.TextContentBlock(type="text",
+                                                                         text=text))]
 
     def _assistant(self, message: AssistantMessage) -> list[Update]:
         updates: list[Update] = []
@@ -151,6 +164,7 @@ class SessionUpdates:
                 updates.extend(self.start(block.id, block.name, block.input))
             elif not streamed and message.parent_tool_use_id is None and isinstance(
                     block, TextBlock):  # not streamed: an error's own text
+                self._new_block = True
                 updates.extend(self._chunk("text", redact_text(str(block.text))))
         return updates
 
@@ -259,6 +273,7 @@ class SessionUpdates:
             for block in blocks:
                 kind = block.get("type")
                 if kind in ("text", "thinking"):
+                    self._new_block = kind == "text"
                     updates.extend(self._chunk(kind, redact_text(str(block.get(kind, "")))))
                 elif kind == "tool_use":
                     given = block.get("input")
@@ -274,6 +289,7 @@ class SessionUpdates:
                                            bool(block.get("is_error"))))
             elif block.get("type") == "text" and not str(block.get("text", "")).startswith(
                     REMINDER_OPEN):
+                self._said = False  # a prompt: the answer after it is a new message
                 updates.append(schema.UserMessageChunk(
                     session_update="user_message_chunk", content=schema.TextContentBlock(
                         type="text", text=redact_text(str(block["text"])))))
