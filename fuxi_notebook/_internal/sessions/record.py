@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...errors import ConfigurationError
 from .redact import redact
@@ -32,6 +32,7 @@ __all__ = [
     "RECORD_MIME",
     "RECORD_VERSION",
     "ApprovalRecord",
+    "CellCall",
     "CompactionRecord",
     "ResultSummary",
     "SessionRecord",
@@ -88,6 +89,30 @@ class CompactionRecord(BaseModel):
     turn: int
 
 
+class CellCall(BaseModel):
+    """The notebook cell a cell tool's call named, as it was when the call ran (see
+    `SessionRecord.cells`): what a person reads in the transcript instead of an id."""
+
+    model_config = _FROZEN
+
+    #: its position in the notebook, from 0 (InsertCell: the new cell's)
+    at: int | None = Field(default=None, ge=0)
+    #: where MoveCell put it, from 0
+    to: int | None = Field(default=None, ge=0)
+    #: its first line with text
+    line: str = ""
+    #: its source before the call changed it (EditCell, DeleteCell): an edit reads as
+    #: the diff of whole lines, a deletion shows what it took
+    before: str | None = None
+    #: the code RunCell ran (the cell's source as approved)
+    ran: str | None = None
+
+
+#: the most of a cell's first line, and of its source, a record keeps for the transcript
+CELL_LINE_CHARS = 200
+CELL_SOURCE_CHARS = MAX_TOOL_RESULT_CHARS
+
+
 class ResultSummary(BaseModel):
     """The deterministic part of a `ResultMessage` (no cost, usage or durations)."""
 
@@ -125,6 +150,9 @@ class SessionRecord(BaseModel):
     #: tool_use id -> how many outputs (figures, displays) that call showed in the cell:
     #: they sit right after its card, live, in the final outputs and on replay
     shown_outputs: dict[str, int] = {}
+    #: tool_use id -> the notebook cell that cell tool's call named, as it was then: the
+    #: transcript names it by position and first line (stored only when there is one)
+    cells: dict[str, CellCall] = {}
     #: the compactions during this cell's run, in order: `at` = how many of `messages`
     #: came before it, `kept` = how many of the latest messages it kept, the `summary`
     #: that replaced the rest, `trigger`, `pre_tokens`, `post_tokens`, and `turn` (the
@@ -150,13 +178,15 @@ def build_record(*, cell_id: str, session_id: str, parent: str | None, model: st
                  shown_images: Collection[str] = (),
                  kinds: dict[str, str] | None = None,
                  shown_outputs: Mapping[str, int] | None = None,
+                 cells: Mapping[str, Mapping[str, Any]] | None = None,
                  compactions: Iterable[Mapping[str, Any]] = ()) -> SessionRecord:
     """The redacted, size-capped record of one cell's run.
 
     `messages` must be this cell's part of the conversation only (its prompt message and
     what the run appended). `secrets` are extra strings to redact, e.g. the API key.
     `shown_images` are the `image_digest`s of images the cell displayed as outputs: an
-    image tool result among them is stored as a reference to that output.
+    image tool result among them is stored as a reference to that output. `cells`: the
+    cells the cell tools' calls named (`SessionRecord.cells`).
     """
     secrets = tuple(secrets)
     messages = _reference_shown_images(json_safe(messages), frozenset(shown_images))
@@ -174,6 +204,8 @@ def build_record(*, cell_id: str, session_id: str, parent: str | None, model: st
         "cwd": cwd,
         "kinds": dict(kinds or {}),
         "shown_outputs": {str(k): int(v) for k, v in (shown_outputs or {}).items() if v > 0},
+        "cells": {str(k): redact(_capped_cell(v), secrets=secrets)
+                  for k, v in (cells or {}).items()},
         "compactions": [redact(json_safe(dict(c)), secrets=secrets) for c in compactions],
     }
     try:
@@ -201,11 +233,23 @@ def record_to_output(record: SessionRecord, *,
     `data` is what nbval compares: the record and a one-line summary. `volatile` (cost,
     usage, durations, timestamps) goes to `metadata`, which nbval ignores.
     """
-    # a record without compactions is stored as before they existed (byte-stable outputs)
-    dumped = record.model_dump(mode="json", exclude=set() if record.compactions
-                               else {"compactions"})
+    # a record without compactions or cell calls is stored as before they existed
+    # (byte-stable outputs)
+    dumped = record.model_dump(mode="json", exclude={
+        name for name in ("compactions", "cells") if not getattr(record, name)})
     data = {RECORD_MIME: dumped, "text/plain": summary_line(record)}
     return data, {"fuxi": redact(json_safe(volatile))}
+
+
+def _capped_cell(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A cell call's texts within the record's caps (head and tail of a long source)."""
+    capped = dict(json_safe(dict(call)))
+    if isinstance(capped.get("line"), str):
+        capped["line"] = capped["line"][:CELL_LINE_CHARS]
+    for key in ("before", "ran"):
+        if isinstance(capped.get(key), str):
+            capped[key] = _truncate(capped[key], CELL_SOURCE_CHARS)
+    return capped
 
 
 def summary_line(record: SessionRecord) -> str:

@@ -780,8 +780,9 @@ class NotebookAgent:
         project = await self._project(options, renderer, ask=self.budget.left != 0)
         servers = await self._servers(args, project)
         changes = self.undo.begin(cell.cell_id, body)
+        cells = self._cells(cell.cell_id, changes)
         tools = kernel_tools(self.shell, names=NameWatch(self.shell.user_ns, changes.names),
-                             cells=self._cells(cell.cell_id, changes))
+                             cells=cells)
         budget, capped = self._budget_for(options, plan.conversation.usage.cost_usd)
         try:
             session = _session(options, extra_tools=tools, conversation=plan.conversation,
@@ -796,7 +797,8 @@ class NotebookAgent:
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
                         options=args.settings(), context=self._context(args, body),
                         notes=notes, shell=self.shell,
-                        replaces=cell.saved.metadata_digest if cell.saved else None)
+                        replaces=cell.saved.metadata_digest if cell.saved else None,
+                        cells_named=cells.named if cells is not None else None)
         try:
             run = await live.play(body)
         finally:

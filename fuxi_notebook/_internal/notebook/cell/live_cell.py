@@ -67,10 +67,13 @@ class LiveCell:
     def __init__(self, session: Session, renderer: Renderer, approvals: Approvals | None, *,
                  cell_id: str, parent: str | None, options: dict[str, Any],
                  context: str | None, notes: list[str], shell: Any,
-                 replaces: str | None = None) -> None:
+                 replaces: str | None = None,
+                 cells_named: dict[str, dict[str, Any]] | None = None) -> None:
         self.session, self.renderer, self.approvals = session, renderer, approvals
         #: the digest of the record the cell's metadata holds (see sessions/cell_record.py)
         self.replaces = replaces
+        #: the cells the cell tools' calls named (`LiveCells.named`, the record's `cells`)
+        self.cells_named = cells_named if cells_named is not None else {}
         #: the run as it ended (also when interrupted: `_fuxi` is this cell's partial run)
         self.last_run: FuxiRun | None = None
         self.cell_id, self.parent, self.options = cell_id, parent, options
@@ -149,7 +152,7 @@ class LiveCell:
             messages=added + self.session.pending_messages(),
             approvals=self._approvals(), result=self.result, secrets=secrets(),
             shown_images=self.published.image_digests(),
-            shown_outputs=self.published.counts(),
+            shown_outputs=self.published.counts(), cells=self.cells_named,
             cell_cost_usd=self.session.usage.cost_since(self.run.usage_at_start))
         segments = _replacing(segments, self.replaces)
         self.final = FinalOutputs(segments, self.notes, self.published,

@@ -42,6 +42,7 @@ def final_outputs(*, cell_id: str, session: Session, parent: str | None, prompt:
                   approvals: list[dict[str, Any]], result: ResultMessage,
                   secrets: list[str], shown_images: Collection[str] = (),
                   shown_outputs: dict[str, int] | None = None,
+                  cells: dict[str, dict[str, Any]] | None = None,
                   cell_cost_usd: float | None = None,
                   compactions: list[dict[str, Any]] | None = None
                   ) -> tuple[list[Bundle], Any]:
@@ -51,7 +52,7 @@ def final_outputs(*, cell_id: str, session: Session, parent: str | None, prompt:
                           messages=messages, approvals=approvals, result=result,
                           secrets=secrets, cwd=str(session.cwd), shown_images=shown_images,
                           kinds=_kinds(session, messages), shown_outputs=shown_outputs,
-                          compactions=compactions or ())
+                          cells=cells, compactions=compactions or ())
     volatile = {
         "cost_usd": result.total_cost_usd,  # the session's total so far
         "cell_cost_usd": cell_cost_usd,  # this cell's (None: a model without a known price)

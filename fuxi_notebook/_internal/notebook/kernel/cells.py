@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ...tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
+from ...tools.progress import current_call
 from ...tools.truncate import cap_head_tail
 from ..cell.live_notebook import LiveDocument, LiveNotebook
 
@@ -84,6 +85,9 @@ class LiveCells:
     path: str | None
     running_cell: str | None
     journal: list[CellOp] = field(default_factory=list)
+    #: tool_use id -> the cell that call named, as it was (the record's `cells`: the
+    #: transcript names a cell by its position and first line, not by its id)
+    named: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     async def document(self) -> LiveDocument:
         found = await self.live.document(self.path)
@@ -102,6 +106,17 @@ class LiveCells:
             raise ToolError("That is the cell running this agent: it cannot be changed or "
                             "run from inside itself.")
         return document.cells[index], index
+
+    def name(self, cell: Mapping[str, Any], at: int | None, **more: Any) -> None:
+        """Note the cell the running call named: `at` its position (from 0), its first
+        line with text, and `more` (`to`, `before`, `ran`; see `sessions.record.CellCall`)."""
+        call = current_call()
+        if call is None:
+            return
+        source = str(cell.get("source") or "")
+        line = next((text.strip() for text in source.splitlines() if text.strip()), "")
+        self.named[call] = {"at": at, "line": line,
+                            **{key: value for key, value in more.items() if value is not None}}
 
     def as_seen(self, cell: dict[str, Any], ctx: ToolContext) -> None:
         """Refuse to change a cell the user changed since the agent last saw it (one it
@@ -153,9 +168,10 @@ class EditCellTool(_CellTool):
         "required": ["cell_id", "old_string", "new_string"], "additionalProperties": False}
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        cell, _ = await self.cells.cell(input["cell_id"])
-        self.cells.as_seen(cell, ctx)
+        cell, index = await self.cells.cell(input["cell_id"])
         source, old = cell["source"], input["old_string"]
+        self.cells.name(cell, index, before=source)
+        self.cells.as_seen(cell, ctx)
         if old and source.count(old) != 1:
             raise ToolError(f"old_string occurs {source.count(old)} times in the cell; give "
                             "text that occurs exactly once.")
@@ -183,8 +199,10 @@ class InsertLiveCellTool(_CellTool):
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         after = input.get("after_cell_id") or self.cells.running_cell
+        at = None
         if after is not None:
-            await self.cells.cell(after, changing=False)
+            at = (await self.cells.cell(after, changing=False))[1] + 1
+        self.cells.name({"source": input["code"]}, at)
         answer = await self.cells.change({
             "request": "insert_cell", "after": after, "source": input["code"],
             "cell_type": input.get("cell_type") or "code"})
@@ -202,6 +220,7 @@ class DeleteCellTool(_CellTool):
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         cell, index = await self.cells.cell(input["cell_id"])
+        self.cells.name(cell, index, before=cell["source"])
         self.cells.as_seen(cell, ctx)
         answer = await self.cells.change({"request": "delete_cell", "cell": cell["id"],
                                           "expect": cell["source"]})
@@ -221,10 +240,12 @@ class MoveCellTool(_CellTool):
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         cell, index = await self.cells.cell(input["cell_id"])
+        self.cells.name(cell, index, to=input["to_index"])
         answer = await self.cells.change({"request": "move_cell", "cell": cell["id"],
                                           "to": input["to_index"], "expect_index": index})
         to = answer.get("index")
         to = to if isinstance(to, int) and not isinstance(to, bool) else input["to_index"]
+        self.cells.name(cell, index, to=to)
         self.cells.journal.append(CellOp("move", cell["id"], index, to))
         return ToolOutput(f"Moved cell {cell['id']} from position {index} to {to}.")
 
@@ -249,20 +270,21 @@ class RunCellTool(DeclaredTool):
     async def shown(self, input: dict[str, Any]) -> dict[str, str]:
         """The code the call runs: the cell's source now. The approval card and the
         replay's consent card show it, and `run` runs exactly it."""
-        cell = await self._runnable(input["cell_id"])
+        cell, _ = await self._runnable(input["cell_id"])
         return {"source": cell["source"]}
 
-    async def _runnable(self, cell_id: Any) -> dict[str, Any]:
-        cell, _ = await self.cells.cell(cell_id)
+    async def _runnable(self, cell_id: Any) -> tuple[dict[str, Any], int]:
+        cell, index = await self.cells.cell(cell_id)
+        self.cells.name(cell, index)
         if cell["cell_type"] != "code":
             raise ToolError(f"Cell {cell['id']} is a {cell['cell_type']} cell: only code "
                             "cells run.")
         if cell["source"].lstrip().startswith("%%fuxi"):
             raise ToolError("That is an agent (%%fuxi) cell: an agent cannot run another.")
-        return cell
+        return cell, index
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        cell = await self._runnable(input["cell_id"])
+        cell, index = await self._runnable(input["cell_id"])
         approved = ctx.approved_shown.get("source")
         if approved is None:
             raise ToolError(f"The code of cell {cell['id']} was not shown when the call was "
@@ -270,6 +292,7 @@ class RunCellTool(DeclaredTool):
         if cell["source"] != approved:
             raise ToolError(f"Cell {cell['id']} changed after its code was shown for "
                             "approval, so it was not run; read it again before running it.")
+        self.cells.name(cell, index, ran=approved)
         ran: tuple[ToolOutput, list[dict[str, Any]]] = await self.python.run_as_cell(
             approved)
         output, outputs = ran
@@ -296,6 +319,7 @@ def recorded_cell_tools(names: set[str], live: LiveNotebook) -> list[Any]:
              if tool.name in names and tool.name != "InsertCell"]
     for tool in found:
         tool.on_replay = "recorded"
+        tool.shown = None  # nothing runs, so nothing beyond the input is shown (RunCell)
     return found
 
 

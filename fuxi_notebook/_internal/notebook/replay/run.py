@@ -58,7 +58,10 @@ class RecordedResults:
 
     def __init__(self, tool: Any, record: SessionRecord) -> None:
         self.name, self.description = tool.name, tool.description
-        self.input_schema = tool.input_schema
+        # any recorded input is answered, as it was (the tool that answered it live may
+        # take more than this kernel's: the live InsertCell's `after_cell_id`); a call
+        # refused live for its input has its refusal among the answers, in its place
+        self.input_schema: dict[str, Any] = {"type": "object"}
         declared = declaration_of(tool, tool.name)  # declares what `tool` declares
         self.kind, self.reach, self.always_allow = (declared.kind, declared.reach,
                                                     declared.always_allow)

@@ -19,15 +19,16 @@ import difflib
 import functools
 import html
 import json
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
 from ....types import TextBlock, ThinkingBlock, ToolUseBlock, block_from_wire
 from ...common.reminders import REMINDER_CLOSE, REMINDER_OPEN
 from ...common.rule_lists import split_rules
-from ..record import OUTPUT_REF, ApprovalRecord, ResultSummary, SessionRecord
+from ..record import OUTPUT_REF, ApprovalRecord, CellCall, ResultSummary, SessionRecord
 from ..redact import redact_text, redacted_head
+from .cell_calls import cell_call
 from .checklist import TASK_TOOLS, fold_task_steps, task_step, tasks_markdown, tasks_plain
 from .markdown import escape_math, fence, quote
 
@@ -200,7 +201,7 @@ def _parts(record: SessionRecord, cap: int, end: _End | None = None) -> list[_Pa
                 parts.extend(("context", t) for t in _kernel_context(message["content"]))
             continue
         for wire in _blocks(message["content"]):
-            part = _assistant_part(wire, results, approvals, cap, record.kinds)
+            part = _assistant_part(wire, results, approvals, cap, record)
             if part is not None and part[0] == "tool":
                 outputs = record.shown_outputs.get(part[1].id, 0)
                 part = ("tool", _with_outputs(part[1], outputs))
@@ -225,7 +226,7 @@ def _with_outputs(tool: _Tool, outputs: int) -> _Tool:
 
 def _assistant_part(wire: dict[str, Any], results: dict[str, _Result],
                     approvals: dict[str, list[ApprovalRecord]], cap: int,
-                    kinds: Mapping[str, str]) -> _Part | None:
+                    record: SessionRecord) -> _Part | None:
     if wire.get("type") == "redacted_thinking":
         return ("thinking", "(redacted by the API)")
     if wire.get("type") == "tool_use" and not _well_formed_call(wire):
@@ -240,8 +241,9 @@ def _assistant_part(wire: dict[str, Any], results: dict[str, _Result],
         if (block.name in TASK_TOOLS and result is not None and not result[1]
                 and not approvals.get(block.id)):  # a plain success: a line, not a card
             return ("task", task_step(block.name, block.input, result[0]))
-        kind = kinds.get(block.name) or builtin_kind(block.name)
-        return ("tool", _tool(block, result, approvals.get(block.id, []), cap, kind))
+        kind = record.kinds.get(block.name) or builtin_kind(block.name)
+        return ("tool", _tool(block, result, approvals.get(block.id, []), cap, kind,
+                              record.cells.get(block.id)))
     return None
 
 
@@ -251,9 +253,9 @@ def _well_formed_call(wire: dict[str, Any]) -> bool:
             and isinstance(wire.get("input", {}), dict))
 
 
-def _tool(block: ToolUseBlock, result: _Result | None,
-          approvals: list[ApprovalRecord], cap: int, kind: str | None) -> _Tool:
-    summary, detail, lang = _describe_input(block.name, block.input, cap, kind)
+def _tool(block: ToolUseBlock, result: _Result | None, approvals: list[ApprovalRecord],
+          cap: int, kind: str | None, cell: CellCall | None) -> _Tool:
+    summary, detail, lang = _describe_input(block.name, block.input, cap, kind, cell)
     text, is_error, figures = result if result is not None else (None, False, ())
     if text is not None:
         text = _cap(text, cap) if text.strip() else "(no output)"
@@ -263,9 +265,14 @@ def _tool(block: ToolUseBlock, result: _Result | None,
 
 
 def _describe_input(name: str, tool_input: dict[str, Any], cap: int,
-                    kind: str | None = None) -> _Described:
+                    kind: str | None = None, cell: CellCall | None = None) -> _Described:
     """(one-line summary, optional full detail, detail language) for a call's input;
-    `kind` is the tool's declared kind (None: the built-in tool's of that name)."""
+    `kind` is the tool's declared kind (None: the built-in tool's of that name), `cell`
+    the notebook cell a cell tool's call found (`cell_calls.py`)."""
+    described = cell_call(name, tool_input, cell)
+    if described is not None:
+        summary, detail, lang, more = described
+        return _one_line(summary, more=more), _cap(detail, cap) if detail else None, lang
     if name in ("Edit", "Write") and isinstance(tool_input.get("file_path"), str):
         return tool_input["file_path"], _cap(edit_diff(name, tool_input), cap), "diff"
     if (kind or builtin_kind(name)) == "ask" and isinstance(tool_input.get("questions"), list):
