@@ -23,11 +23,14 @@ class RecordingClient:
     def __init__(self, decide: Decide | None = None) -> None:
         self.updates: list[Any] = []
         self.asks: list[schema.RequestPermissionRequest] = []
+        #: updates and asks together, in the order they came
+        self.events: list[Any] = []
         self.decide = decide or (lambda ask: "allow_once")
         self.changed = asyncio.Event()
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
+        self.events.append(update)
         self.changed.set()
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
@@ -35,6 +38,7 @@ class RecordingClient:
         ask = schema.RequestPermissionRequest(session_id=session_id, tool_call=tool_call,
                                               options=options)
         self.asks.append(ask)
+        self.events.append(ask)
         self.changed.set()
         chosen = self.decide(ask)
         if asyncio.iscoroutine(chosen):

@@ -33,9 +33,12 @@ class JupyterAiLab(JupyterLab):
 
 
 @contextlib.contextmanager
-def fuxi_chat(tmp_path: Path, browser: Any, env: dict[str, str]) -> Iterator[tuple[Any, Any]]:
-    """A new chat with the Fuxi persona chosen: (the lab, the page)."""
-    (tmp_path / "root").mkdir()
+def fuxi_chat(tmp_path: Path, browser: Any, env: dict[str, str], *, chosen: bool = True
+              ) -> Iterator[tuple[Any, Any]]:
+    """A new chat, with the Fuxi persona chosen (the only persona is; with `chosen`
+    False, once the persona picker is there): (the lab, the page). A test may put
+    files in tmp_path / "root" first."""
+    (tmp_path / "root").mkdir(exist_ok=True)
     (tmp_path / "state").mkdir()
     lab = JupyterAiLab(tmp_path / "root", tmp_path / "state",
                        {"FUXI_BLOCK_REAL_API": "1", **env}).start(timeout=120)
@@ -43,7 +46,10 @@ def fuxi_chat(tmp_path: Path, browser: Any, env: dict[str, str]) -> Iterator[tup
     try:
         page.goto(f"{lab.url}/lab?reset")
         page.locator(".jp-LauncherCard", has_text="Chat").click(timeout=60 * MS)
-        page.get_by_text("Fuxi", exact=True).first.wait_for(timeout=60 * MS)
+        if chosen:
+            page.get_by_text("Fuxi", exact=True).first.wait_for(timeout=60 * MS)
+        else:
+            page.get_by_title("Choose which persona to message").wait_for(timeout=60 * MS)
         yield lab, page
     except Exception:
         page.screenshot(path=str(tmp_path / "jupyter-ai-failure.png"))

@@ -5,6 +5,9 @@
 - A permission ask is `session/request_permission` with allow once / always / reject;
   "always" adds what the notebook's "Always allow" adds (the tool's declared rule), and
   its name says exactly that. Its title and content show the call whole (shown.py).
+  It is asked from inside the loop, so it first waits until the prompt's updates have
+  caught up with the call (`_caught_up`): the client gets the text written before the
+  call, then the call, then the ask, in the order the model wrote them.
 - Every method is called through guard.py (server.py wraps the agent): bad params are a
   JSON-RPC invalid-params error of one line, never a traceback.
 - `session/cancel` interrupts as the notebook's interrupt does: the loop answers every
@@ -63,6 +66,9 @@ _MODE_NAMES = {
 _STOP_REASONS = {"max_tokens": "max_tokens", "refusal": "refusal"}
 #: an API error with one of these is the client's to fix by signing in (ACP's -32000)
 _AUTH_WORDS = ("api error 401", "authentication", "api key", "x-api-key")
+#: an ask stops waiting for the prompt's updates to reach its call after this long
+#: without any progress (a call whose message never comes: asked as it is)
+_CATCH_UP_SECONDS = 5.0
 
 
 @dataclasses.dataclass
@@ -77,6 +83,10 @@ class AcpSession:
     trust_asked: bool = False
     running: asyncio.Task[Any] | None = None
     cancelled: bool = False
+    #: `_run` is sending what the prompt yields (an ask waits for it to catch up)
+    relaying: bool = False
+    #: set each time `_run` has sent what one message makes, and when it stops
+    progressed: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
 
 
 class FuxiAcpAgent:
@@ -275,11 +285,17 @@ class FuxiAcpAgent:
         assert state.updates is not None
         await state.client.query(_one(content))
         result = None
-        async for message in state.client.receive_response():
-            for update in state.updates.of(message):
-                await self.conn.session_update(session_id=state.id, update=update)
-            if isinstance(message, ResultMessage):
-                result = message
+        state.relaying = True
+        try:
+            async for message in state.client.receive_response():
+                for update in state.updates.of(message):
+                    await self.conn.session_update(session_id=state.id, update=update)
+                state.progressed.set()
+                if isinstance(message, ResultMessage):
+                    result = message
+        finally:
+            state.relaying = False
+            state.progressed.set()
         if state.client.session is not state.updates.session:  # `/clear`: a new session
             state.updates = SessionUpdates(state.client.session)
         for call_id in list(state.updates.open_calls()):  # interrupted before its result
@@ -358,7 +374,9 @@ class FuxiAcpAgent:
                               ) -> PermissionResultAllow | PermissionResultDeny:
         assert state.updates is not None
         call_id = context.tool_use_id or f"call-{uuid.uuid4().hex[:12]}"
-        for update in state.updates.start(call_id, tool_name, tool_input):
+        if context.tool_use_id:
+            await _caught_up(state, call_id)
+        for update in state.updates.start(call_id, tool_name, tool_input):  # [] once sent
             await self.conn.session_update(session_id=state.id, update=update)
         if tool_name == "AskUserQuestion":
             return await ask_questions(self.conn, state.id, call_id, tool_input)
@@ -418,6 +436,26 @@ class FuxiAcpAgent:
             state.options = dataclasses.replace(state.options, resume=state.id,
                                                 session_id=None)
             state.client = None
+
+
+async def _caught_up(state: AcpSession, call_id: str) -> None:
+    """Wait until `_run` has sent the call's `tool_call`, and so everything the loop
+    yielded before it. The ask comes from inside the loop, whose messages `_run` reads
+    from a queue: without the wait, the text the model wrote before the call could
+    still be queued when the ask sends the call, and a chat that draws updates in the
+    order they come (jupyter-ai's: a text chunk after a call starts a new message below
+    it) would show the call above its text. Gives up once `_run` stops, or after
+    `_CATCH_UP_SECONDS` in which it sent nothing (a call whose message never reaches it
+    is then started by the ask, as before)."""
+    assert state.updates is not None
+    while state.relaying:
+        state.progressed.clear()  # before the check: a send after it is not missed
+        if call_id in state.updates.started:
+            return
+        try:
+            await asyncio.wait_for(state.progressed.wait(), _CATCH_UP_SECONDS)
+        except TimeoutError:
+            return
 
 
 def _errors(result: ResultMessage) -> str:

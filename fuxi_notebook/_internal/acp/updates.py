@@ -5,6 +5,7 @@
   could be the start of a secret waits for the next chunk of its block (or the block's
   end), so a secret is never sent in pieces, nor its rest after its start.
 - A tool call starts once (`tool_call`), whichever names it first: the assistant message
+  (a permission ask waits for it, so the text before the call is sent first: agent.py)
   or the permission ask. Its title and its whole input as content (shown.py: what an
   approver reads), kind (from the tool's declaration), locations (from its declared
   reach) and, for Write and Edit, a diff of the whole file, hidden characters escaped.
