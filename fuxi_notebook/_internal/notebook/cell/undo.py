@@ -11,16 +11,27 @@ cell left it. What changed since (a later cell, or the user) is kept as it is an
 so undoing never loses work; undo the later cell first to go further back. What could not
 be kept (a file over the size caps, an object without a cheap copy that the code may have
 changed) is named too.
+
+What a cell changed outlives the kernel: when it ends, its files (their states and the
+earlier bytes) and its cell changes are kept in the notebook's undo journal on disk
+(checkpoints/journal.py: private, bounded), so that in a new kernel, after a restart,
+`%fuxi undo` still finds the cells run before it (`recall`) and restores their files
+(through the one restore) and cells (through the notebook's comm); the kernel names they
+changed cannot come back, and the undo says so in one line.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from ...checkpoints.history import ABSENT, UNKNOWN, Change
+from ...checkpoints.journal import JournalEntry, UndoJournal
 from ...checkpoints.restore import FileState
 from ...checkpoints.watch import FileCheckpoints
 from ..kernel.cells import CellOp
@@ -59,10 +70,20 @@ class CellChanges:
     #: metadata): undoing writes what was undone into it
     record: Any = None
     shown: tuple[str, dict[str, Any], dict[str, Any]] | None = None
+    #: when the cell ended; its entry in the undo journal on disk (None: not kept there),
+    #: and what the journal could not keep for after a restart, one line each
+    at: float = 0.0
+    journaled: JournalEntry | None = None
+    journal_notes: list[str] = field(default_factory=list)
+    #: read back from the journal (a cell an earlier kernel ran): the names it changed
+    #: and how, which a new kernel cannot give back
+    earlier_kernel: bool = False
+    lost_names: dict[str, str] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
-        return not (self.file_states or self.name_states or self.not_kept or self.cell_ops)
+        return not (self.file_states or self.name_states or self.not_kept or self.cell_ops
+                    or self.lost_names)
 
     def cannot_undo(self) -> list[str]:
         """What of the cell's changes `%fuxi undo` could not take back, one line each."""
@@ -78,7 +99,7 @@ class CellChanges:
         lines += [f"name {name}: whether it changes after this cell cannot be told "
                   f"({left.why}), so undo would keep it as it is then"
                   for name, left in sorted(self.left.items()) if left.why is not None]
-        return lines
+        return lines + self.journal_notes
 
     def lines(self) -> list[str]:
         """What the cell changed, one line per file or name."""
@@ -95,6 +116,8 @@ class CellChanges:
             lines.append(f"name {name} {what}")
         for name, why in sorted(self.not_kept.items()):
             lines.append(f"name {name} may have changed inside: cannot be undone ({why})")
+        lines += [f"name {name} {what} (cannot come back after a kernel restart)"
+                  for name, what in sorted(self.lost_names.items())]
         verbs = {"edit": "edited", "insert": "inserted", "delete": "deleted", "move": "moved"}
         lines += [f"cell {op.cell} {verbs.get(op.kind, op.kind)}" for op in self.cell_ops]
         return lines
@@ -125,6 +148,17 @@ class UndoBook:
         self.entries: list[CellChanges] = []
         #: the file checkpoints' notes said already (each once per kernel)
         self.told: set[str] = set()
+        #: this notebook's undo journal on disk (None: not looked up yet)
+        self._journal: UndoJournal | None = None
+
+    def journal(self) -> UndoJournal | None:
+        """This notebook's undo journal (None: the kernel was not told its notebook)."""
+        if self._journal is None:
+            from ..kernel.notebook import notebook_path
+
+            path = notebook_path(SimpleNamespace(user_ns=self.namespace))
+            self._journal = UndoJournal.of_notebook(path) if path else None
+        return self._journal
 
     def begin(self, cell_id: str, prompt: str) -> CellChanges:
         """A live agent cell starts: its changes are kept from here."""
@@ -146,6 +180,60 @@ class UndoBook:
             return
         self.entries = [e for e in self.entries if e.cell_id != changes.cell_id or e.undone]
         self.entries.append(changes)
+        changes.at = time.time()
+        self._keep_on_disk(changes)
+
+    def _keep_on_disk(self, changes: CellChanges) -> None:
+        """The cell's changes into the journal, for after a restart; what could not be
+        kept there is said when the cell ends (`cannot_undo`), never an error."""
+        from ...checkpoints.journal import JournalRefused
+        from ...sessions.redact import redact_text
+        from .cellrun import secrets
+
+        journal = self.journal()
+        if journal is None:
+            return
+        history = changes.files.history if changes.files is not None else None
+        blobs = {before.before: data for before, _after in changes.file_states.values()
+                 if history is not None and before.before not in (ABSENT, UNKNOWN)
+                 and (data := history.blob(before.before)) is not None}
+        entry = JournalEntry(
+            changes.cell_id, redact_text(changes.label, secrets=secrets()),
+            [str(root) for root in (changes.files.roots if changes.files else [])],
+            dict(changes.file_states), [asdict(op) for op in changes.cell_ops],
+            _lost_names(changes), changes.at)
+        try:
+            changes.journal_notes = journal.write(entry, blobs)
+            changes.journaled = entry
+        except (JournalRefused, OSError, TypeError, ValueError) as error:
+            why = " ".join(str(getattr(error, "strerror", None) or error).split())
+            changes.journal_notes = [f"this cell's changes are kept in this kernel only, "
+                                     f"not for after a restart ({why[:200]})"]
+
+    def recall(self) -> list[str]:
+        """The cells this notebook's journal holds that this kernel does not (run before
+        a restart) join the book, in the order they ran; one line for each entry of the
+        journal ignored (corrupt, too big, from a newer version, not ours)."""
+        journal = self.journal()
+        if journal is None:
+            return []
+        found, notes = journal.read()
+        known = {e.journaled.id for e in self.entries if e.journaled is not None}
+        for entry in found:
+            if entry.id in known:
+                continue
+            ops = [_cell_op(raw) for raw in entry.cell_ops]
+            if any(op is None for op in ops):
+                notes.append(f"an undo journal entry was ignored: {journal.folder / entry.id}"
+                             ": a cell change in it is not understood")
+                continue
+            self.entries.append(CellChanges(
+                entry.cell_id, entry.label, file_states=dict(entry.files),
+                cell_ops=[op for op in ops if op is not None], undone=entry.undone,
+                at=entry.at, journaled=entry, earlier_kernel=True,
+                lost_names=dict(entry.names)))
+        self.entries.sort(key=lambda e: e.at)
+        return notes
 
     def _settle_files(self, changes: CellChanges) -> None:
         checkpoints = changes.files
@@ -192,22 +280,42 @@ class UndoBook:
         after the line that asked has ended, and `answered(done)` is called with each
         answer)."""
         done = Undone()
+        if entry.earlier_kernel and entry.files is None and entry.journaled is not None:
+            journal = self.journal()
+            if journal is not None:  # the kept copies, from disk
+                entry.files = journal.checkpoints(entry.journaled)
         for op in reversed(entry.cell_ops):
-            self._undo_cell(op, live, done, answered)
+            self._undo_cell(op, live, done, answered, entry.cell_id)
         for path, (before, after) in sorted(entry.file_states.items()):
             self._undo_file(entry, Path(path), before, after, done)
         for name, (state, after) in sorted(entry.name_states.items()):
             self._undo_name(name, state, after, entry.left.get(name, Left()), done)
         done.kept.extend(f"name {name}: {why}" for name, why in sorted(entry.not_kept.items()))
+        if entry.lost_names:
+            names = sorted(entry.lost_names)
+            done.kept.append(f"{'names' if len(names) > 1 else 'name'} {', '.join(names)}: "
+                             "kernel names cannot come back after a restart")
         entry.undone = True
+        self._mark_undone(entry)
         return done
 
+    def _mark_undone(self, entry: CellChanges) -> None:
+        """The journal says so too (a later kernel does not offer it again)."""
+        from ...common.reading import Unreadable
+
+        journal = self.journal()
+        if journal is not None and entry.journaled is not None:
+            entry.journaled.undone = True
+            # if it fails, this kernel knows; a later one would offer it again, safely
+            with contextlib.suppress(OSError, Unreadable):
+                journal.mark_undone(entry.journaled)
+
     def _undo_cell(self, op: CellOp, live: Any, done: Undone,
-                   answered: Callable[[Undone], None] | None) -> None:
+                   answered: Callable[[Undone], None] | None, agent_cell: str) -> None:
         """Ask the notebook to take a cell change back; the extension makes it only where
         the cell is still as the agent left it (`expect`, `expect_index`), and its answer
         says which (`_inverse`)."""
-        request, label = _inverse(op), f"cell {op.cell}"
+        request, label = _inverse(op, agent_cell), f"cell {op.cell}"
 
         def then(answer: dict[str, Any]) -> None:
             if label in done.waiting:
@@ -273,6 +381,27 @@ class UndoBook:
         done.restored.append(f"name {name}")
 
 
+def _lost_names(changes: CellChanges) -> dict[str, str]:
+    """Each name the cell changed and how (the journal keeps only that of names)."""
+    lost = {name: ("created" if not state.bound else "deleted" if after is _UNBOUND
+                   else "changed inside" if after is state.value else "rebound")
+            for name, (state, after) in changes.name_states.items()}
+    lost.update((name, "may have changed inside") for name in changes.not_kept)
+    return lost
+
+
+def _cell_op(raw: dict[str, Any]) -> CellOp | None:
+    """A cell change read back from the journal, if it is one `_inverse` can take back
+    (None: not understood)."""
+    kind, before, after = raw.get("kind"), raw.get("before"), raw.get("after")
+    ok = {"edit": isinstance(before, str) and isinstance(after, str),
+          "insert": isinstance(after, str),
+          "delete": isinstance(before, list) and len(before) == 2
+          and type(before[0]) is int and isinstance(before[1], dict),
+          "move": type(before) is int and type(after) is int}.get(str(kind), False)
+    return CellOp(str(kind), str(raw.get("cell")), before, after) if ok else None
+
+
 def _differs(before: Change, now: FileState) -> bool:
     """Whether a file is now otherwise than `before` (its content, its mode, or absent)."""
     if before.before == ABSENT:
@@ -288,13 +417,14 @@ _KEPT = {
 }
 
 
-def _inverse(op: CellOp) -> dict[str, Any] | None:
+def _inverse(op: CellOp, agent_cell: str) -> dict[str, Any] | None:
     """The request that takes a cell change back, only where the cell is still as the
     agent cell left it: its source (`expect`), its place (`expect_index`); a deleted cell
-    comes back whole under its id, unless it is back already."""
+    comes back whole under its id, unless it is back already. An edit taken back loses
+    the mark of `agent_cell` in its provenance (`undo_of`)."""
     if op.kind == "edit":
         return {"request": "edit_cell", "cell": op.cell, "source": op.before,
-                "expect": op.after}
+                "expect": op.after, "undo_of": agent_cell}
     if op.kind == "insert":
         return {"request": "delete_cell", "cell": op.cell, "expect": op.after}
     if op.kind == "delete":

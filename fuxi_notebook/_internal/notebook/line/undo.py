@@ -7,6 +7,10 @@ cell, as `resume_session_at` does. The result is one folded line, its details be
 The notebook answers for the cells the agent changed only after the line has ended (a
 line magic cannot wait for a comm): the line shows them as waiting, and as each answer
 comes, it and the agent cell's record say what the notebook did, in place.
+
+After a kernel restart, the cells the earlier kernel ran come from the notebook's undo
+journal (`UndoBook.recall`); an entry of it that cannot be used is one line above the
+result. Their cell changes wait for the extension's hello (`reconnect.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from IPython.core.error import UsageError
 
 from ...sessions.text.markdown import escape_math
 from ..cell.undo import CellChanges, Undone
+from .reconnect import ConnectingCells
 
 __all__ = ["undo_command"]
 
@@ -35,6 +40,8 @@ def undo_command(agent: Any, words: list[str]) -> None:
         raise UsageError(f"%fuxi undo: {', '.join(sorted(unknown)) or 'one cell at most'}"
                          f" is not understood; use {_USAGE}")
     book = agent.undo
+    for note in book.recall():
+        _show(f"fuxi: {note}", "")
     if "--list" in flags:
         _show(*_listing(book.entries))
         return
@@ -54,7 +61,8 @@ def undo_command(agent: Any, words: list[str]) -> None:
         _write_into_record(agent, entry, done, base)
         _show(*_result(entry, done, notes), display_id=shown_id, update=True)
 
-    done = book.undo(entry, agent.live, answered)
+    live = ConnectingCells(agent.live, agent.identity.raw_path())
+    done = book.undo(entry, live, answered)
     if "--conversation" in flags:
         notes.append(agent.conversations.rewind_before(entry.cell_id))
     _write_into_record(agent, entry, done, base)
@@ -102,7 +110,8 @@ def _listing(entries: list[CellChanges]) -> tuple[str, str]:
             else "fuxi: every agent cell's changes are undone")
     blocks = []
     for entry in reversed(entries):  # newest first: what `%fuxi undo` takes next
-        state = " (undone)" if entry.undone else ""
+        state = (" (undone)" if entry.undone else "") + (
+            " (run before a kernel restart)" if entry.earlier_kernel else "")
         blocks.append(f"- cell {entry.cell_id}{state}: {escape_math(entry.label)}")
         blocks.extend(f"  - {escape_math(line)}" for line in entry.lines())
     return head, "\n".join(blocks)
