@@ -7,7 +7,10 @@ decides, changes.ts makes the change). Both follow one table of cases,
 tests/notebook/test_change_cases.py against this module, so the emulation cannot drift
 from what the extension does. The rules are the table's; in short: a malformed request
 changes nothing and says why, `expect` and `expect_index` guard a cell the user changed or
-moved meanwhile, and a deleted cell is put back whole (`restore_cell`), never twice.
+moved meanwhile, and a deleted cell is put back whole (`restore_cell`), never twice; a
+cell the agent inserts or edits carries where it came from (`provenance`) in
+`metadata.fuxi.provenance` (the newest `MAX_PROVENANCE`), and an undo (`undo_of`) takes
+that agent cell's entries off again.
 """
 
 from __future__ import annotations
@@ -20,10 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-__all__ = ["CASES", "Change", "apply_change", "change_cases", "decide"]
+__all__ = ["CASES", "MAX_PROVENANCE", "OUTPUT_CASES", "Change", "apply_change", "change_cases",
+           "decide", "summarize_outputs"]
 
 #: the table of request -> answer cases both implementations are checked against
 CASES = Path(__file__).with_name("change_cases.json")
+#: the table of outputs -> summary cases (the `outputs` request) both are checked against
+OUTPUT_CASES = Path(__file__).with_name("output_cases.json")
+_MAX_OUTPUTS = 10
+_MAX_TEXT = 2000
 
 _CELL_TYPES = ("code", "markdown", "raw")
 _WHOLE = "must be a whole number, 0 or more"
@@ -31,6 +39,14 @@ _NEEDS_OUTPUTS = "set_outputs needs a list of outputs (objects with an output_ty
 _NEEDS_CELL = "restore_cell needs the cell as it was (an nbformat cell with its id)"
 _CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ON_CELL = frozenset({"edit_cell", "delete_cell", "move_cell", "set_outputs"})
+_NEEDS_PROVENANCE = ("provenance must be an object of agent_cell, session, tool and at "
+                     "(short strings)")
+_PROVENANCE_FIELDS = ("agent_cell", "session", "tool", "at")
+_PROVENANCE_CHARS = 200
+#: how many provenance entries a cell keeps (the newest)
+MAX_PROVENANCE = 20
+#: an edit's `fuxi` when the request leaves the cell's metadata as it is
+_LEAVE = "leave"
 
 
 def change_cases() -> dict[str, Any]:
@@ -45,6 +61,8 @@ class Change:
     id gets a new one), edit (`source`), delete, move (`index` to `to`) or outputs."""
 
     kind: str
+    #: an edit's new `metadata.fuxi` (None: remove it; `_LEAVE`: leave it as it is)
+    fuxi: Any = _LEAVE
     index: int = 0
     at: int = 0
     to: int = 0
@@ -69,11 +87,49 @@ def _quoted(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # as JSON.stringify writes it
 
 
-def _new_cell(cell_type: str, source: str) -> dict[str, Any]:
+def _new_cell(cell_type: str, source: str, metadata: dict[str, Any] | None = None
+              ) -> dict[str, Any]:
     if cell_type == "code":
-        return {"cell_type": "code", "source": source, "metadata": {}, "outputs": [],
-                "execution_count": None}
-    return {"cell_type": cell_type, "source": source, "metadata": {}}
+        return {"cell_type": "code", "source": source, "metadata": metadata or {},
+                "outputs": [], "execution_count": None}
+    return {"cell_type": cell_type, "source": source, "metadata": metadata or {}}
+
+
+def _provenance_entry(value: Any) -> dict[str, str] | None:
+    """A request's provenance entry, cleaned to its fields; None if it is not one."""
+    if not isinstance(value, Mapping):
+        return None
+    entry = {key: value.get(key) for key in _PROVENANCE_FIELDS}
+    if not all(isinstance(v, str) and len(v) <= _PROVENANCE_CHARS for v in entry.values()):
+        return None
+    return cast("dict[str, str]", entry)
+
+
+def _provenance_of(cell: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """A cell's `metadata.fuxi` (a dict, or {}) and its provenance entries."""
+    metadata = cell.get("metadata")
+    fuxi = metadata.get("fuxi") if isinstance(metadata, Mapping) else None
+    fuxi = dict(fuxi) if isinstance(fuxi, Mapping) else {}
+    entries = fuxi.get("provenance")
+    return fuxi, [e for e in entries if isinstance(e, Mapping)] if isinstance(
+        entries, list) else []
+
+
+def _edited_fuxi(cell: Mapping[str, Any], data: Mapping[str, Any]) -> Any:
+    """The cell's new `metadata.fuxi` after an edit (see `Change.fuxi`)."""
+    if "provenance" in data:
+        fuxi, entries = _provenance_of(cell)
+        entry = _provenance_entry(data["provenance"])
+        return {**fuxi, "provenance": [*entries, entry][-MAX_PROVENANCE:]}
+    if not isinstance(data.get("undo_of"), str):
+        return _LEAVE
+    fuxi, entries = _provenance_of(cell)
+    kept = [e for e in entries if e.get("agent_cell") != data["undo_of"]]
+    if len(kept) == len(entries):
+        return _LEAVE
+    rest = {k: v for k, v in fuxi.items() if k != "provenance"}
+    after = {**rest, "provenance": kept} if kept else rest
+    return json.loads(json.dumps(after)) if after else None
 
 
 def _error(text: str) -> Decision:
@@ -108,7 +164,13 @@ def _insert(cells: Sequence[Mapping[str, Any]], data: Mapping[str, Any]) -> Deci
         if after not in ids:
             return _error(f"no cell {_quoted(after)}")
         at = ids.index(after) + 1
-    return _changed(Change("insert", at=at, cell=_new_cell(cell_type, source)))
+    metadata: dict[str, Any] = {}
+    if "provenance" in data:
+        entry = _provenance_entry(data["provenance"])
+        if entry is None:
+            return _error(_NEEDS_PROVENANCE)
+        metadata = {"fuxi": {"provenance": [entry]}}
+    return _changed(Change("insert", at=at, cell=_new_cell(cell_type, source, metadata)))
 
 
 def _outputs(value: Any) -> bool:
@@ -160,6 +222,13 @@ def _malformed(data: Mapping[str, Any]) -> str | None:
         return f"expect_index {_WHOLE}"
     if request == "edit_cell" and not isinstance(data.get("source"), str):
         return "edit_cell needs the new source (a string)"
+    if request == "edit_cell" and "provenance" in data:
+        if _provenance_entry(data["provenance"]) is None:
+            return _NEEDS_PROVENANCE
+        if "undo_of" in data:
+            return "edit_cell takes provenance or undo_of, not both"
+    if request == "edit_cell" and "undo_of" in data and not isinstance(data["undo_of"], str):
+        return "undo_of must be the id of the agent cell undone"
     if request == "move_cell" and not _whole(data.get("to")):
         return f"to {_WHOLE}"
     if request == "set_outputs" and not _outputs(data.get("outputs")):
@@ -186,7 +255,8 @@ def _on_cell(cells: Sequence[Mapping[str, Any]], data: Mapping[str, Any]) -> Dec
     if "expect_index" in data and data["expect_index"] != index:
         return _error("the cell was moved meanwhile")
     if request == "edit_cell":
-        return _changed(Change("edit", index=index, source=data["source"]))
+        return _changed(Change("edit", index=index, source=data["source"],
+                               fuxi=_edited_fuxi(cell, data)))
     if request == "delete_cell":
         return _changed(Change("delete", index=index),
                         {"ok": True, "deleted": json.loads(json.dumps(cell))})
@@ -225,6 +295,11 @@ def _make(cells: MutableSequence[Any], change: Change, new_id: Callable[[], str]
         return str(cell["id"])
     if change.kind == "edit":
         cells[change.index]["source"] = change.source
+        metadata = cells[change.index].setdefault("metadata", {})
+        if change.fuxi is None:
+            metadata.pop("fuxi", None)
+        elif change.fuxi != _LEAVE:
+            metadata["fuxi"] = from_dict(change.fuxi)
     elif change.kind == "delete":
         del cells[change.index]
     elif change.kind == "move":
@@ -243,3 +318,29 @@ def apply_change(cells: MutableSequence[Any], data: Mapping[str, Any],
         return {"error": error}
     inserted = _make(cells, change, new_id or (lambda: str(uuid.uuid4())))
     return answer if inserted is None else {**answer, "cell": inserted}
+
+
+def _summary_text(value: Any) -> str:
+    joined = "".join(p for p in value if isinstance(p, str)) if isinstance(value, list) else (
+        value if isinstance(value, str) else "")
+    return joined[:_MAX_TEXT] + "…" if len(joined) > _MAX_TEXT else joined
+
+
+def summarize_outputs(outputs: Sequence[Any]) -> dict[str, Any]:
+    """A cell's outputs as the extension tells the kernel them (the `outputs` request;
+    labextension/src/outputs.ts `summarize`, by the table `OUTPUT_CASES`)."""
+    summaries = []
+    for output in list(outputs)[:_MAX_OUTPUTS]:
+        if not isinstance(output, Mapping):
+            continue
+        raw = output.get("data")
+        data: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        text = output.get("text")
+        summary = {"output_type": str(output.get("output_type")), "mimes": list(data),
+                   "text": _summary_text(text if text is not None
+                                         else data.get("text/plain", ""))}
+        if output.get("output_type") == "error":
+            summary.update(ename=str(output.get("ename", "")),
+                           evalue=_summary_text(output.get("evalue")))
+        summaries.append(summary)
+    return {"outputs": summaries, "more": max(0, len(outputs) - _MAX_OUTPUTS)}

@@ -98,6 +98,10 @@ class NotebookFrontend:
         self.path = path
         #: the live notebook (an nbformat notebook) the extension describes to the kernel
         self.document: Any = None
+        #: the Settings Editor's Fuxi settings the extension sends (`set_settings`)
+        self.settings: dict[str, Any] = {}
+        #: agent cells whose next run is a replay ("Fuxi: replay this cell": `replay`)
+        self._replay: set[str] = set()
         self._comms: set[str] = set()  # the kernel's fuxi.notebook comms answered
         self._started_up = False
         self.kc: Any = None
@@ -130,7 +134,7 @@ class NotebookFrontend:
         knows none of the comms the kernel opened and routes no output of a request it did
         not send (a cell running meanwhile shows nothing more here); the extension, as it
         loads, attaches to the kernel's `fuxi.notebook` comm and says hello again."""
-        from .._internal.notebook.cell.live_notebook import COMM_ID
+        from .._internal.notebook.extension.live_notebook import COMM_ID
 
         self.kc.stop_channels()
         self.kc = self.km.client()  # (no kernel_info: a busy kernel answers it at the end)
@@ -145,6 +149,18 @@ class NotebookFrontend:
                 if self._welcomed(COMM_ID, timeout=1.0):
                     return
             raise TimeoutError("the kernel did not take the extension's hello")
+
+    def set_settings(self, settings: dict[str, Any]) -> None:
+        """Change the Settings Editor's Fuxi settings: the extension tells the kernel."""
+        self.settings = dict(settings)
+        for comm_id in self._comms:
+            self._comm(comm_id, {"event": "settings", "settings": self.settings})
+
+    def replay(self, cell: Any, **kwargs: Any) -> str:
+        """Run agent `cell` as "Fuxi: replay this cell" does (the live document says so,
+        once); `execute`'s status."""
+        self._replay.add(str(cell.get("id")))
+        return self.execute(cell, **kwargs)
 
     def _welcomed(self, comm_id: str, timeout: float) -> bool:
         """Whether the kernel answered a hello on `comm_id` within `timeout` (on this
@@ -354,7 +370,7 @@ class NotebookFrontend:
     def _hello(self, comm_id: str) -> str:
         return self._comm(comm_id, {"event": "hello", "version": 1, "app": "JupyterLab",
                                     "app_version": "emulated", "path": self.path or "",
-                                    "edits": 1})
+                                    "edits": 1, "settings": self.settings})
 
     def _fuxi_request(self, body: dict[str, Any]) -> None:
         """The extension's answer to a request: to `notebook` the live document, to any
@@ -363,6 +379,16 @@ class NotebookFrontend:
 
         data = body.get("data") or {}
         if not isinstance(data.get("id"), int) or not isinstance(data.get("request"), str):
+            return
+        if data["request"] == "outputs":  # what the cells an agent cell is about show
+            from .cell_changes import summarize_outputs
+
+            asked = data.get("cells")
+            wanted: list[Any] = asked if isinstance(asked, list) else []
+            found = {cell["id"]: summarize_outputs(cell.get("outputs") or [])
+                     for cell in (self.document.cells if self.document is not None else [])
+                     if cell.get("id") in wanted[:20] and cell.get("cell_type") == "code"}
+            self._comm(body["comm_id"], {"id": data["id"], "outputs": json_copy(found)})
             return
         if data["request"] != "notebook":  # a change (an unknown request: an error)
             from .cell_changes import apply_change
@@ -386,8 +412,10 @@ class NotebookFrontend:
                           "fuxi": json_copy((cell.get("metadata") or {}).get("fuxi")),
                           "has_record_output": any(
                               RECORD_MIME in (o.get("data") or {}) for o in outputs)})
+        replay, self._replay = sorted(self._replay), set()  # once
         self._comm(body["comm_id"], {"id": data["id"], "notebook": {
-            "path": self.path or "", "dirty": True, "running": [], "cells": cells}})
+            "path": self.path or "", "dirty": True, "running": [], "cells": cells,
+            "replay": replay}})
 
     def _comm(self, comm_id: str, data: dict[str, Any]) -> str:
         message = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})

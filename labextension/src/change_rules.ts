@@ -8,7 +8,10 @@
  * The rules: a malformed request changes nothing and says why; a cell is named by its id;
  * `expect` (the source the kernel last saw) and `expect_index` (where it last saw the
  * cell) guard a cell the user changed or moved meanwhile, which is then left as it is; a
- * deleted cell is put back whole (`restore_cell`), never twice.
+ * deleted cell is put back whole (`restore_cell`), never twice. A cell the agent inserts or
+ * edits carries where it came from (`provenance`: the agent cell, its session, the tool,
+ * the time) in `metadata.fuxi.provenance`, the newest `MAX_PROVENANCE`; an undo
+ * (`undo_of`: the agent cell undone) takes that agent cell's entries off again.
  */
 import { isObject, JSONObject } from './util';
 
@@ -26,7 +29,7 @@ export interface CellView {
  */
 export type Change =
   | { kind: 'insert'; at: number; cell: JSONObject }
-  | { kind: 'edit'; index: number; source: string }
+  | { kind: 'edit'; index: number; source: string; fuxi?: JSONObject | null }
   | { kind: 'delete'; index: number }
   | { kind: 'move'; from: number; to: number }
   | { kind: 'outputs'; index: number; outputs: JSONObject[] };
@@ -39,6 +42,13 @@ const CELL_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const WHOLE = 'must be a whole number, 0 or more';
 const NEEDS_OUTPUTS = 'set_outputs needs a list of outputs (objects with an output_type)';
 const NEEDS_CELL = 'restore_cell needs the cell as it was (an nbformat cell with its id)';
+const NEEDS_PROVENANCE =
+  'provenance must be an object of agent_cell, session, tool and at (short strings)';
+/** The fields of a provenance entry, each a string of at most `PROVENANCE_CHARS`. */
+const PROVENANCE_FIELDS = ['agent_cell', 'session', 'tool', 'at'];
+const PROVENANCE_CHARS = 200;
+/** How many entries a cell keeps (the newest). */
+export const MAX_PROVENANCE = 20;
 
 function isWhole(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
@@ -49,10 +59,59 @@ function quoted(value: string): string {
 }
 
 /** A new cell's nbformat JSON (no id: the model makes one). */
-function newCell(cellType: string, source: string): JSONObject {
+function newCell(cellType: string, source: string, metadata: JSONObject = {}): JSONObject {
   return cellType === 'code'
-    ? { cell_type: 'code', source, metadata: {}, outputs: [], execution_count: null }
-    : { cell_type: cellType, source, metadata: {} };
+    ? { cell_type: 'code', source, metadata, outputs: [], execution_count: null }
+    : { cell_type: cellType, source, metadata };
+}
+
+/** A request's provenance entry, cleaned to its fields; null if it is not one. */
+function provenanceEntry(value: unknown): JSONObject | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const entry: JSONObject = {};
+  for (const key of PROVENANCE_FIELDS) {
+    const field = value[key];
+    if (typeof field !== 'string' || field.length > PROVENANCE_CHARS) {
+      return null;
+    }
+    entry[key] = field;
+  }
+  return entry;
+}
+
+/** A cell's `metadata.fuxi` (an object, or {}) and its provenance entries. */
+function provenanceOf(cell: CellView): [JSONObject, JSONObject[]] {
+  const metadata = cell.json().metadata;
+  const fuxi = isObject(metadata) && isObject(metadata.fuxi) ? metadata.fuxi : {};
+  const entries = Array.isArray(fuxi.provenance) ? fuxi.provenance.filter(isObject) : [];
+  return [fuxi, entries];
+}
+
+/**
+ * The cell's new `metadata.fuxi` after an edit: with the request's provenance entry
+ * added, or without the undone agent cell's entries (null: remove the key; undefined:
+ * leave the metadata as it is).
+ */
+function editedFuxi(cell: CellView, data: JSONObject): JSONObject | null | undefined {
+  if (data.provenance !== undefined) {
+    const [fuxi, entries] = provenanceOf(cell);
+    const entry = provenanceEntry(data.provenance) as JSONObject;
+    return { ...fuxi, provenance: [...entries, entry].slice(-MAX_PROVENANCE) };
+  }
+  if (typeof data.undo_of !== 'string') {
+    return undefined;
+  }
+  const [fuxi, entries] = provenanceOf(cell);
+  const kept = entries.filter(entry => entry.agent_cell !== data.undo_of);
+  if (kept.length === entries.length) {
+    return undefined;
+  }
+  const rest: JSONObject = { ...fuxi };
+  delete rest.provenance;
+  const next = kept.length ? { ...rest, provenance: kept } : rest;
+  return Object.keys(next).length ? next : null;
 }
 
 function insert(cells: readonly CellView[], data: JSONObject): Decision {
@@ -87,7 +146,15 @@ function insert(cells: readonly CellView[], data: JSONObject): Decision {
     }
     at = found + 1;
   }
-  const cell = newCell(cellType, data.source);
+  let metadata: JSONObject = {};
+  if (data.provenance !== undefined) {
+    const entry = provenanceEntry(data.provenance);
+    if (entry === null) {
+      return { error: NEEDS_PROVENANCE };
+    }
+    metadata = { fuxi: { provenance: [entry] } };
+  }
+  const cell = newCell(cellType, data.source, metadata);
   return { change: { kind: 'insert', at, cell }, answer: { ok: true } };
 }
 
@@ -156,6 +223,19 @@ function malformed(data: JSONObject): string | null {
   if (data.request === 'edit_cell' && typeof data.source !== 'string') {
     return 'edit_cell needs the new source (a string)';
   }
+  if (data.request === 'edit_cell' && data.provenance !== undefined) {
+    if (provenanceEntry(data.provenance) === null) {
+      return NEEDS_PROVENANCE;
+    }
+    if (data.undo_of !== undefined) {
+      return 'edit_cell takes provenance or undo_of, not both';
+    }
+  }
+  if (data.request === 'edit_cell' && data.undo_of !== undefined) {
+    if (typeof data.undo_of !== 'string') {
+      return 'undo_of must be the id of the agent cell undone';
+    }
+  }
   if (data.request === 'move_cell' && !isWhole(data.to)) {
     return `to ${WHOLE}`;
   }
@@ -189,8 +269,11 @@ function onCell(cells: readonly CellView[], data: JSONObject): Decision {
   }
   const ok = { ok: true };
   switch (data.request) {
-    case 'edit_cell':
-      return { change: { kind: 'edit', index, source: data.source as string }, answer: ok };
+    case 'edit_cell': {
+      const fuxi = editedFuxi(cell, data);
+      const change: Change = { kind: 'edit', index, source: data.source as string };
+      return { change: fuxi === undefined ? change : { ...change, fuxi }, answer: ok };
+    }
     case 'delete_cell':
       return { change: { kind: 'delete', index }, answer: { ok: true, deleted: cell.json() } };
     case 'move_cell': {

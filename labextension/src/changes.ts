@@ -8,7 +8,7 @@ import type { ICellModel, ICodeCellModel } from '@jupyterlab/cells';
 import type { INotebookModel } from '@jupyterlab/notebook';
 
 import { CellView, Change, decide } from './change_rules';
-import { JSONObject } from './util';
+import { JSONObject, METADATA_KEY } from './util';
 
 function view(cell: ICellModel): CellView {
   return {
@@ -26,9 +26,16 @@ function make(model: INotebookModel, change: Change): string | null {
     case 'insert':
       shared.insertCell(change.at, change.cell as never);
       return model.cells.get(change.at).id;
-    case 'edit':
-      model.cells.get(change.index).sharedModel.setSource(change.source);
+    case 'edit': {
+      const cell = model.cells.get(change.index);
+      cell.sharedModel.setSource(change.source);
+      if (change.fuxi === null) {
+        cell.deleteMetadata(METADATA_KEY);
+      } else if (change.fuxi !== undefined) {
+        cell.setMetadata(METADATA_KEY, change.fuxi);
+      }
       return null;
+    }
     case 'delete':
       shared.deleteCell(change.index);
       return null;

@@ -9,8 +9,12 @@ import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { applyChange } from './changes';
+import { drawMark } from './draw';
+import { cellMarks } from './marks';
 import { FuxiMode } from './mode';
+import { outputSummaries } from './outputs';
 import { hasRecordOutput, mirrorRecord, rememberRecord } from './record';
+import type { FuxiSettings } from './settings';
 import { guarded, isObject, JSONObject, METADATA_KEY, pathMatch, warn } from './util';
 import { Waits } from './waiting';
 
@@ -36,7 +40,8 @@ export class NotebookState {
   constructor(
     private readonly app: JupyterFrontEnd,
     panel: NotebookPanel,
-    languages: IEditorLanguageRegistry | null
+    languages: IEditorLanguageRegistry | null,
+    private readonly settings: FuxiSettings
   ) {
     this.panels = [panel];
     this.context = panel.context;
@@ -74,6 +79,63 @@ export class NotebookState {
   addPanel(panel: NotebookPanel): void {
     this.panels.push(panel);
     this.followScroll(panel);
+    this.redrawSoon();
+  }
+
+  /** The state of the notebook `panel` shows, if it is followed. */
+  static of(panel: NotebookPanel): NotebookState | null {
+    return [...NotebookState.open].find(state => state.panels.includes(panel)) ?? null;
+  }
+
+  /**
+   * The next run of agent cell `cellId` is a replay of its record ("Fuxi: replay this
+   * cell"): the kernel reads it in the live document it asks for as the cell starts, once.
+   */
+  requestReplay(cellId: string): void {
+    this.replayAsked.add(cellId);
+  }
+
+  /** The Settings Editor's defaults changed: the kernel hears of it. */
+  settingsChanged(): void {
+    if (this.comm && !this.comm.isDisposed) {
+      send(this.comm, { event: 'settings', settings: this.settings.values });
+    }
+  }
+
+  /** Draw the cells' marks (marks.ts) once the current changes are made. */
+  private redrawSoon(): void {
+    if (this.redrawQueued) {
+      return;
+    }
+    this.redrawQueued = true;
+    queueMicrotask(() => {
+      this.redrawQueued = false;
+      try {
+        this.redraw();
+      } catch (error) {
+        warn('could not mark the cells', error);
+      }
+    });
+  }
+
+  private redraw(): void {
+    const cells = this.context.model.cells;
+    const views = [];
+    for (let index = 0; index < cells.length; index++) {
+      const cell = cells.get(index);
+      views.push({
+        id: cell.id,
+        cell_type: cell.type,
+        source: cell.sharedModel.getSource(),
+        fuxi: cell.getMetadata(METADATA_KEY)
+      });
+    }
+    const marks = cellMarks(views);
+    for (const panel of this.panels) {
+      for (const widget of panel.content.widgets) {
+        drawMark(widget, marks.get(widget.model.id) ?? null);
+      }
+    }
   }
 
   /** A view closed; true when none is left. */
@@ -110,11 +172,13 @@ export class NotebookState {
           }
         }
         this.waits.update();
+        this.redrawSoon();
       })
     );
     for (const panel of this.panels) {
       this.followScroll(panel);
     }
+    this.redrawSoon();
   }
 
   private followCell(model: ICellModel): void {
@@ -123,6 +187,13 @@ export class NotebookState {
     }
     this.followed.add(model);
     this.mode.watch(model);
+    model.metadataChanged.connect(
+      guarded('could not follow a cell\'s metadata', (_, change) => {
+        if (change.key === METADATA_KEY) {
+          this.redrawSoon();
+        }
+      })
+    );
     if (model.type !== 'code') {
       return;
     }
@@ -259,6 +330,7 @@ export class NotebookState {
         warn('could not handle the comm closing', error);
       }
     };
+    this.comm = comm;
     const app = this.app.name.toLowerCase().includes('notebook') ? 'Notebook' : 'JupyterLab';
     send(comm, {
       event: 'hello',
@@ -266,7 +338,8 @@ export class NotebookState {
       app,
       app_version: this.app.version,
       path: this.path,
-      edits: 1
+      edits: 1,
+      settings: this.settings.values
     });
   }
 
@@ -277,6 +350,11 @@ export class NotebookState {
     if (data.request === 'notebook') {
       if (typeof data.id === 'number' && Number.isInteger(data.id)) {
         send(comm, { id: data.id, notebook: this.snapshot() });
+      }
+    } else if (data.request === 'outputs') {
+      // what the cells an agent cell is about show (summaries: no images, no HTML)
+      if (typeof data.id === 'number' && Number.isInteger(data.id)) {
+        send(comm, { id: data.id, outputs: outputSummaries(this.context.model, data.cells) });
       }
     } else if (typeof data.request === 'string') {
       // the cell tools and `%fuxi undo` (a request this version does not know is answered
@@ -318,10 +396,15 @@ export class NotebookState {
     }
     // in the order they were scheduled (the kernel runs them in that order)
     const order = this.scheduled.filter(id => running.includes(id));
+    const replay = [...this.replayAsked].filter(id => running.includes(id));
+    for (const id of replay) {
+      this.replayAsked.delete(id); // once: the next run of the cell is as usual
+    }
     return {
       path: this.path,
       dirty: model.dirty,
       running: [...order, ...running.filter(id => !order.includes(id))],
+      replay,
       cells
     };
   }
@@ -336,5 +419,10 @@ export class NotebookState {
   private readonly followed = new WeakSet<ICellModel>();
   private readonly scrolling = new WeakSet<NotebookPanel>();
   private scheduled: string[] = [];
+  /** The comm this notebook answers (the settings go on it when they change). */
+  private comm: Kernel.IComm | null = null;
+  private redrawQueued = false;
+  /** Agent cells whose next run is a replay (`requestReplay`). */
+  private readonly replayAsked = new Set<string>();
 }
 

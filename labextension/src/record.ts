@@ -66,12 +66,30 @@ export function rememberRecord(model: ICellModel): void {
  * or put in the record they held if the metadata does not have it yet.
  */
 export function mirrorRecord(model: ICellModel): void {
-  const wanted = recordFromOutputs(model) ?? shown.get(model) ?? null;
-  if (!wanted) {
+  const found = recordFromOutputs(model) ?? shown.get(model) ?? null;
+  if (!found) {
     return;
   }
-  shown.set(model, jsonCopy(wanted));
+  shown.set(model, jsonCopy(found));
+  const wanted: JSONObject = { ...found, ...marksOf(model.getMetadata(METADATA_KEY)) };
   if (!jsonEqual(model.getMetadata(METADATA_KEY), wanted)) {
     model.setMetadata(METADATA_KEY, jsonCopy(wanted));
   }
+}
+
+/**
+ * The keys of `metadata.fuxi` that are not a record (sessions/cell_record.py CELL_MARKS):
+ * where a cell came from (`provenance`), what an agent cell is about (`about`). A record
+ * copied in keeps them.
+ */
+export const CELL_MARKS = ['provenance', 'about'];
+
+function marksOf(value: unknown): JSONObject {
+  const marks: JSONObject = {};
+  for (const key of CELL_MARKS) {
+    if (isObject(value) && value[key] !== undefined) {
+      marks[key] = value[key];
+    }
+  }
+  return marks;
 }

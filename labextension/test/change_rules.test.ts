@@ -50,9 +50,18 @@ function make(cells: Cell[], change: Change, newId: string): string | null {
       cells.splice(change.at, 0, cell);
       return cell.id as string;
     }
-    case 'edit':
-      cells[change.index].source = change.source;
+    case 'edit': {
+      const cell = cells[change.index];
+      cell.source = change.source;
+      const metadata = (cell.metadata ?? {}) as Cell;
+      if (change.fuxi === null) {
+        delete metadata.fuxi;
+      } else if (change.fuxi !== undefined) {
+        metadata.fuxi = change.fuxi;
+      }
+      cell.metadata = metadata;
       return null;
+    }
     case 'delete':
       cells.splice(change.index, 1);
       return null;

@@ -12,7 +12,12 @@ from typing import Any
 
 import pytest
 
-from fuxi_notebook.testing.cell_changes import apply_change, change_cases
+from fuxi_notebook.testing.cell_changes import (
+    OUTPUT_CASES,
+    apply_change,
+    change_cases,
+    summarize_outputs,
+)
 
 TABLE = change_cases()
 
@@ -35,3 +40,13 @@ def test_the_table_covers_every_request_the_kernel_sends() -> None:
     named = {case["request"].get("request") for case in TABLE["cases"]}
     assert {"insert_cell", "edit_cell", "delete_cell", "move_cell", "set_outputs",
             "restore_cell"} <= named
+
+
+OUTPUTS = json.loads(OUTPUT_CASES.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", OUTPUTS["cases"], ids=[c["name"] for c in OUTPUTS["cases"]])
+def test_the_emulation_summarises_outputs_as_the_table_says(case: dict[str, Any]) -> None:
+    """The `outputs` request (what the cells an agent cell is about show): the same table
+    node runs against labextension/src/outputs.ts (labextension/test/outputs.test.ts)."""
+    assert summarize_outputs(case["outputs"]) == case["summary"]

@@ -13,6 +13,11 @@ the output into the metadata. Reading takes the metadata first and the outputs s
   in a frontend that cannot write metadata, VS Code or `jupyter execute`); otherwise it is
   a conflict, one line, and nothing of the cell runs.
 
+Besides a record, `metadata.fuxi` may hold what the frontend extension keeps of a cell
+(`CELL_MARKS`: `provenance`, where a cell the agent inserted or edited came from; `about`,
+the cells an agent cell was inserted to work on); they are not a record, and copying a
+record into the metadata keeps them.
+
 Core: plain JSON, no IPython.
 """
 
@@ -26,11 +31,13 @@ from typing import Any
 
 from .record import RECORD_MIME
 
-__all__ = ["METADATA_KEY", "CellRecord", "cell_record", "keep_in_metadata",
+__all__ = ["CELL_MARKS", "METADATA_KEY", "CellRecord", "cell_record", "keep_in_metadata",
            "metadata_entry", "record_digest"]
 
 #: The cell metadata key that holds a copy of the cell's record.
 METADATA_KEY = "fuxi"
+#: The other keys `metadata.fuxi` may hold (see the module docstring).
+CELL_MARKS = ("provenance", "about")
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,8 @@ def _metadata_record(metadata: Any) -> tuple[Any, dict[str, Any]] | str | None:
     entry = metadata.get(METADATA_KEY) if isinstance(metadata, Mapping) else None
     if entry is None:
         return None
+    if isinstance(entry, Mapping) and "record" not in entry and set(entry) <= set(CELL_MARKS):
+        return None  # the extension's marks of a cell, no record
     if not isinstance(entry, Mapping) or "record" not in entry:
         return "its metadata.fuxi is not a session record ({\"record\": ..., \"volatile\": ...})"
     volatile = entry.get("volatile")
@@ -135,9 +144,12 @@ def keep_in_metadata(cell: dict[str, Any], *, from_outputs: bool = False) -> str
     metadata = cell.setdefault("metadata", {})
     wanted = metadata_entry(*in_outputs)
     current = metadata.get(METADATA_KEY)
-    if isinstance(current, Mapping) and record_digest(dict(current)) == record_digest(wanted):
+    marks = {key: current[key] for key in CELL_MARKS
+             if isinstance(current, Mapping) and key in current}
+    if isinstance(current, Mapping) and record_digest(
+            {k: v for k, v in current.items() if k not in marks}) == record_digest(wanted):
         return "same"
     if not from_outputs and cell_record(cell).problem is not None:
         return "conflict"
-    metadata[METADATA_KEY] = wanted
+    metadata[METADATA_KEY] = {**wanted, **marks}
     return "kept"

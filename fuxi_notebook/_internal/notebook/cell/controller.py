@@ -154,9 +154,9 @@ class NotebookAgent:
     """The `%%fuxi` state of one shell: defaults, the conversation, the records."""
 
     def __init__(self, shell: Any, kept: KernelMemory | None = None) -> None:
+        from ..extension.live_notebook import LiveNotebook
         from ..kernel.mcp import KernelServers
         from ..kernel.tools import KernelContext
-        from .live_notebook import LiveNotebook
 
         self.shell = shell
         self.defaults: dict[str, Any] = {}
@@ -186,6 +186,8 @@ class NotebookAgent:
         self._planners: dict[str, Callable[[SessionRecord], ReplayPlan]] = {}
         #: the record output the running cell shows until it ends (`_keep_record_shown`)
         self._kept: _Output | None = None
+        #: the Settings Editor values left out that a cell said so already
+        self._settings_told: set[str] = set()
 
     def memory(self) -> KernelMemory:
         """What `%reload_ext` hands to the next agent of this kernel."""
@@ -236,17 +238,48 @@ class NotebookAgent:
         if problem:
             raise UsageError(f"{problem}; run the cell again to go on.")
 
-    def _context(self, args: CellArgs, body: str) -> str | None:
+    def chosen_defaults(self) -> dict[str, Any]:
+        """What later cells use where their line says nothing: `%fuxi config`'s over the
+        Settings Editor's (the frontend extension's, checked: extension/settings.py)."""
+        from ..extension.settings import frontend_defaults
+
+        return {**frontend_defaults(self.live.frontend_settings)[0], **self.defaults}
+
+    def _settings_problems(self) -> list[str]:
+        """A line for each Settings Editor value left out, said once per value."""
+        from ..extension.settings import frontend_defaults
+
+        problems = frontend_defaults(self.live.frontend_settings)[1]
+        new = [p for p in problems if p not in self._settings_told]
+        self._settings_told.update(new)
+        return [f"fuxi: {problem}" for problem in new]
+
+    def _context(self, args: CellArgs, body: str, pointed: str | None = None) -> str | None:
         """What the model is sent of the kernel with this prompt: the variables (all, or
         `--vars`), the cells run since its last turn, and each `{name}` the prompt
-        references; nothing but the references with `--no-context`."""
-        chosen = {**self.defaults, **args.settings()}
+        references; nothing but the references with `--no-context`; and the cells the
+        agent cell is about (`pointed`, extension/pointed.py)."""
+        chosen = {**self.chosen_defaults(), **args.settings()}
         kernel = self.context.describe(only=chosen.get("vars"),
                                        nothing=bool(chosen.get("no_context")))
         references = referenced(body, self.shell)
         if references:
             references = f"Variables the prompt refers to as {{name}}:\n{references}"
-        return "\n\n".join(part for part in (kernel, references) if part) or None
+        return "\n\n".join(part for part in (pointed, kernel, references) if part) or None
+
+    async def _pointed(self, cell_id: str) -> str | None:
+        """The cells this agent cell is about (its `metadata.fuxi.about` in the live
+        document, set by "Fuxi: insert an agent cell below"), for its context."""
+        from ..extension.pointed import about_ids, pointed_context
+
+        document = self.identity.live
+        index = document.index_of(cell_id) if document is not None else None
+        if document is None or index is None:
+            return None
+        about = about_ids(document.cells[index].get("fuxi"))
+        if not about:
+            return None
+        return pointed_context(document.cells, about, await self.live.outputs(about))
 
     def reset(self) -> None:
         """Forget the conversation (the next cell starts fresh) and stop the MCP servers."""
@@ -256,8 +289,8 @@ class NotebookAgent:
         self.runs = self.turns = 0
 
     def _settings(self, args: CellArgs) -> dict[str, Any]:
-        """The cell's options over the `%fuxi config` defaults."""
-        return {**{k: v for k, v in self.defaults.items() if k != "replay"},
+        """The cell's options over the defaults (`chosen_defaults`)."""
+        return {**{k: v for k, v in self.chosen_defaults().items() if k != "replay"},
                 **args.settings()}
 
     def _options(self, args: CellArgs) -> FuxiAgentOptions:
@@ -475,7 +508,6 @@ class NotebookAgent:
         self._kept = None
         try:
             args = parse_cell_line(line)
-            mode = replay_mode(args.replay, self.defaults.get("replay"))
         except (MagicArgsError, ValueError) as error:
             raise UsageError(f"%%fuxi: {error}") from None
         if not body.strip():
@@ -483,11 +515,21 @@ class NotebookAgent:
                              "should do, e.g. '%%fuxi\\nSummarise df'")
         frontend = detect_frontend(self.shell)
         renderer = _renderer(frontend)
+        # the live document first: it brings the Settings Editor's defaults, and whether
+        # the user asked to replay this cell ("Fuxi: replay this cell")
+        document = (await self.live.document(self.identity.raw_path())
+                    if frontend == "lab" else None)
+        self.identity.use_live(document)
+        if args.replay is None and document is not None and (
+                _sent_cell_id(self.shell) in document.replay):
+            args.replay = "lenient"
+        try:
+            mode = replay_mode(args.replay, self.chosen_defaults().get("replay"))
+        except ValueError as error:
+            raise UsageError(f"%%fuxi: {error}") from None
         options = self._options(args)
         key = (str(Path(options.cwd or os.getcwd()).resolve()),)
         model = options.model if isinstance(options.model, str) else None
-        self.identity.use_live(await self.live.document(self.identity.raw_path())
-                               if frontend == "lab" else None)
         cell = self.identity.cell(line, body, explicit=args.cell_id)
         try:
             plan = self.conversations.plan(cell=cell, new=args.new, resume=args.resume,
@@ -504,7 +546,8 @@ class NotebookAgent:
         self._kept = self._keep_record_shown(cell) if frontend == "lab" else None
         replay, why_live = await self._replay_or_live(mode, cell, plan, args, body, renderer)
         # rare, said once: also where headless runs see it
-        told = self.live.take_notes() + self.identity.take_notes()
+        told = (self.live.take_notes() + self.identity.take_notes()
+                + self._settings_problems())
         for note in told:
             print(note, file=sys.stderr)
         if replay is None and (warning := unknown_model_warning(options.model)):
@@ -790,12 +833,15 @@ class NotebookAgent:
         except ConfigurationError as error:
             raise UsageError(f"%%fuxi: {error}{self._budget_hint(error)}") from None
         session.options.max_budget_usd = budget  # 0 when nothing is left (see _budget_for)
+        if cells is not None:
+            cells.session_id = session.id  # a cell it inserts or edits names the session
         self.undo.watch_files(changes, session.checkpoints)
         told = self._held_back_notes(session)
         self._guard(session)
         renderer.kind_of = session.kind  # cards and the view name each call's declared kind
         live = LiveCell(session, renderer, approvals, cell_id=cell.cell_id, parent=plan.parent,
-                        options=args.settings(), context=self._context(args, body),
+                        options=args.settings(),
+                        context=self._context(args, body, await self._pointed(cell.cell_id)),
                         notes=notes, shell=self.shell,
                         replaces=cell.saved.metadata_digest if cell.saved else None,
                         cells_named=cells.named if cells is not None else None)

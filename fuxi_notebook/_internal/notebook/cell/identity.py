@@ -43,8 +43,8 @@ from ...sessions.notebook_file import (
     read_notebook,
     source_key,
 )
+from ..extension.live_notebook import LiveDocument
 from ..kernel.notebook import notebook_path
-from .live_notebook import LiveDocument
 
 __all__ = ["CellIdentity", "NotebookIdentity", "is_nbformat_id"]
 

@@ -269,7 +269,11 @@ def _configure(agent: Any, rest: str) -> None:
     agent.defaults.update(args.settings())
     if args.replay is not None:
         agent.defaults["replay"] = args.replay
-    _show_settings(agent.defaults, [agent.budget.describe(), _where(agent.defaults)])
+    chosen = agent.chosen_defaults()
+    editor = sorted(k for k in chosen if k not in agent.defaults)
+    from_editor = ("from the Settings Editor (Fuxi): " + ", ".join(
+        "--" + k.replace("_", "-") for k in editor)) if editor else None
+    _show_settings(chosen, [from_editor, agent.budget.describe(), _where(chosen)])
 
 
 def _where(defaults: dict[str, Any]) -> str:
@@ -391,7 +395,7 @@ def _models(agent: Any) -> None:
     from ...models.pricing import models_table
     from ...sessions.text.markdown import escape_math
 
-    text = models_table(model_name(agent.defaults.get("model")))
+    text = models_table(model_name(agent.chosen_defaults().get("model")))
     # a `$` in markdown starts math in JupyterLab: the prices are escaped there
     display({"text/markdown": escape_math(text), "text/plain": text}, raw=True)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -28,7 +29,7 @@ from typing import Any, ClassVar
 from ...tools.base import DeclaredTool, ToolContext, ToolError, ToolOutput
 from ...tools.progress import current_call
 from ...tools.truncate import cap_head_tail
-from ..cell.live_notebook import LiveDocument, LiveNotebook
+from ..extension.live_notebook import LiveDocument, LiveNotebook
 
 __all__ = ["CELL_TOOL_NAMES", "CellOp", "LiveCells", "cell_tools", "note_seen",
            "recorded_cell_tools"]
@@ -88,6 +89,15 @@ class LiveCells:
     #: tool_use id -> the cell that call named, as it was (the record's `cells`: the
     #: transcript names a cell by its position and first line, not by its id)
     named: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the session the agent cell runs (set once it is built): a cell the agent inserts
+    #: or edits names it in its provenance
+    session_id: str = ""
+
+    def provenance(self, tool: str) -> dict[str, str]:
+        """Where an inserted or edited cell came from (`metadata.fuxi.provenance`, which
+        the extension keeps and marks): this agent cell, its session, the tool, when."""
+        return {"agent_cell": self.running_cell or "", "session": self.session_id,
+                "tool": tool, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
     async def document(self) -> LiveDocument:
         found = await self.live.document(self.path)
@@ -177,7 +187,8 @@ class EditCellTool(_CellTool):
                             "text that occurs exactly once.")
         new = source.replace(old, input["new_string"], 1) if old else input["new_string"]
         await self.cells.change({"request": "edit_cell", "cell": cell["id"], "source": new,
-                                 "expect": source})
+                                 "expect": source,
+                                 "provenance": self.cells.provenance(self.name)})
         self.cells.journal.append(CellOp("edit", cell["id"], source, new))
         note_seen(ctx.read_files, [{"id": cell["id"], "source": new}])
         return ToolOutput(f"Edited cell {cell['id']} ({len(new.splitlines())} lines). It was "
@@ -205,7 +216,8 @@ class InsertLiveCellTool(_CellTool):
         self.cells.name({"source": input["code"]}, at)
         answer = await self.cells.change({
             "request": "insert_cell", "after": after, "source": input["code"],
-            "cell_type": input.get("cell_type") or "code"})
+            "cell_type": input.get("cell_type") or "code",
+            "provenance": self.cells.provenance(self.name)})
         new_id = str(answer.get("cell") or "")
         self.cells.journal.append(CellOp("insert", new_id, after=input["code"]))
         note_seen(ctx.read_files, [{"id": new_id, "source": input["code"]}])

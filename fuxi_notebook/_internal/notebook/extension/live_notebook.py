@@ -18,6 +18,11 @@ hands its outputs to it
 at its end (controller.py: a frontend shows a cell's outputs only for the requests it
 sent itself), and later requests are answered by the new tab.
 
+The extension also sends the Settings Editor's defaults for agent cells (`settings`, in
+its hello and again when they change: `frontend_settings`, checked where they are used,
+settings.py), and answers what the cells an agent cell is about show
+(`outputs`).
+
 What comes back is checked for shape and size: a reply that is not a notebook is ignored
 (one note), never trusted further than the saved file would be.
 """
@@ -44,18 +49,22 @@ HELLO_TIMEOUT = 2.0
 REPLY_TIMEOUT = 3.0
 #: a live document bigger than this (as JSON) is not used (the saved file is)
 MAX_DOCUMENT_CHARS = 256 * 1024 * 1024
+#: settings or output summaries bigger than this (as JSON) are not used
+MAX_SMALL_ANSWER_CHARS = 1024 * 1024
 _CELL_TYPES = ("code", "markdown", "raw")
 
 
 @dataclass(frozen=True)
 class LiveDocument:
     """The live notebook: `cells` are nbformat-like dicts (id, cell_type, source, and
-    `fuxi`: the metadata record entry or None, `has_record_output`)."""
+    `fuxi`: the metadata record entry or None, `has_record_output`); `replay`: running
+    agent cells the user asked to replay ("Fuxi: replay this cell")."""
 
     path: str | None
     dirty: bool
     running: tuple[str, ...]
     cells: tuple[dict[str, Any], ...]
+    replay: tuple[str, ...] = ()
 
     def index_of(self, cell_id: str) -> int | None:
         for index, cell in enumerate(self.cells):
@@ -78,11 +87,26 @@ def parse_document(raw: Any) -> LiveDocument | None:
                       "source": cell["source"],
                       "fuxi": dict(fuxi) if isinstance(fuxi, Mapping) else None,
                       "has_record_output": cell.get("has_record_output") is True})
-    running = raw.get("running")
+    running, replay = _ids(raw.get("running")), _ids(raw.get("replay"))
     path = raw.get("path")
     return LiveDocument(path if isinstance(path, str) else None, raw.get("dirty") is True,
-                        tuple(r for r in running if isinstance(r, str))
-                        if isinstance(running, list) else (), tuple(cells))
+                        running, tuple(cells), replay)
+
+
+def _ids(raw: Any) -> tuple[str, ...]:
+    return tuple(r for r in raw if isinstance(r, str)) if isinstance(raw, list) else ()
+
+
+def _small_mapping(raw: Any) -> dict[str, Any]:
+    """`raw` if it is a JSON object of modest size, else {}."""
+    if not isinstance(raw, Mapping):
+        return {}
+    try:
+        if len(json.dumps(raw)) > MAX_SMALL_ANSWER_CHARS:
+            return {}
+    except (TypeError, ValueError):
+        return {}
+    return {str(k): v for k, v in raw.items()}
 
 
 class LiveNotebook:
@@ -99,6 +123,9 @@ class LiveNotebook:
         self.hello: dict[str, Any] = {}
         #: how many times a frontend said hello (the first tab, then each one attaching)
         self.hellos = 0
+        #: the Settings Editor's defaults for agent cells, as the extension sent them
+        #: (unchecked: settings.py reads them)
+        self.frontend_settings: dict[str, Any] = {}
         self.notes: list[str] = []
         self._comm: Any = None
         self._hello: asyncio.Future[bool] | None = None
@@ -151,6 +178,8 @@ class LiveNotebook:
         data = ((msg.get("content") or {}).get("data")) if isinstance(msg, Mapping) else None
         if not isinstance(data, Mapping):
             return
+        if data.get("event") in ("hello", "settings"):
+            self.frontend_settings = _small_mapping(data.get("settings"))
         if data.get("event") == "hello":
             self.hello = {k: v for k, v in data.items() if isinstance(v, str | int)}
             self.hellos += 1
@@ -271,6 +300,15 @@ class LiveNotebook:
             self._note("the notebook extension's answer is not a notebook; using the saved "
                        "file")
         return document
+
+    async def outputs(self, cell_ids: list[str]) -> dict[str, Any]:
+        """What the named cells show, summarised by the extension (see
+        labextension/src/outputs.ts); {} without an answer."""
+        if not cell_ids or self.state != "connected":
+            return {}
+        answered, raw = await self._ask({"request": "outputs", "cells": cell_ids[:20]},
+                                        "outputs")
+        return _small_mapping(raw) if answered else {}
 
     def _note(self, text: str) -> None:
         self.notes.append(f"fuxi: {text}")
