@@ -23,7 +23,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from ..tools.procgroup import group_alive
+from ..common.process.group import group_alive, spawn_group
 
 __all__ = ["EXIT_GRACE", "KILL_GRACE", "StartError", "StdioProcess"]
 
@@ -109,10 +109,10 @@ class StdioProcess:
     async def _spawn(self) -> asyncio.subprocess.Process:
         where = f"{self.command!r}"
         try:
-            proc = await asyncio.create_subprocess_exec(
+            proc = await spawn_group(
                 self.command, *self.args, stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env=self.env, cwd=self.cwd, start_new_session=True)
+                env=self.env, cwd=self.cwd)
         except FileNotFoundError:
             missing = "working directory" if not self.cwd.is_dir() else "command"
             detail = str(self.cwd) if missing == "working directory" else self.command

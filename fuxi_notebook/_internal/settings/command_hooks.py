@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...hooks import HookMatcher
-from ..tools.procgroup import group_alive
+from ..common.process.group import group_alive, spawn_group
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_STDERR", "MAX_STDOUT", "CommandHook", "CommandResult",
            "CommandSpec", "HookCommandError", "command_matchers", "run_command"]
@@ -104,15 +104,10 @@ async def run_command(command: str, *, stdin: bytes, cwd: Path, env: Mapping[str
                       timeout: float) -> CommandResult:
     """Run `command` with `/bin/sh -c` in its own process group (see the module
     docstring). Raises OSError when it cannot start; cancellation kills the group."""
-    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+    proc = await spawn_group(
         "/bin/sh", "-c", command, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=cwd,
-        env=dict(env), start_new_session=True))
-    try:
-        proc = await asyncio.shield(spawn)  # a process started is a process stopped
-    except asyncio.CancelledError:
-        spawn.add_done_callback(_kill_spawned)
-        raise
+        env=dict(env))
     out, err = _Capped(MAX_STDOUT), _Capped(MAX_STDERR)
     assert proc.stdout is not None and proc.stderr is not None
     tasks = [asyncio.ensure_future(_feed(proc, stdin)),
@@ -190,12 +185,6 @@ async def _finish(proc: asyncio.subprocess.Process,
     transport = getattr(proc, "_transport", None)  # pipes closed now, not at garbage
     if transport is not None:                       # collection after the loop closed
         transport.close()
-
-
-def _kill_spawned(spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
-    """Kill the group of a command whose start was cancelled half-way."""
-    if not spawn.cancelled() and spawn.exception() is None:
-        _signal_group(spawn.result().pid, signal.SIGKILL)
 
 
 def _signal_group(pgid: int, signum: int) -> None:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..common.process.group import spawn_group, terminate_group
 from .base import DeclaredTool, Reach, ToolContext, ToolError, ToolOutput
-from .procgroup import terminate_group
 from .truncate import HeadTailBuffer
 
 __all__ = ["BashTool"]
@@ -225,8 +225,8 @@ async def _spawn(
     """Start bash writing stdout+stderr into a pipe we own (so we can stop reading it)."""
     read_fd, write_fd = os.pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", script, cwd=cwd, env=env, start_new_session=True,
+        proc = await spawn_group(
+            "bash", "-c", script, cwd=cwd, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
         )  # fmt: skip
     except OSError as exc:

@@ -37,13 +37,13 @@ import asyncio
 import contextlib
 import os
 import re
-import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ....errors import ConfigurationError
+from ...common.process.group import kill_group, spawn_group
 
 __all__ = ["DEFAULT_TIMEOUT", "DEFAULT_TTL_MS", "MAX_OUTPUT", "TTL_VARIABLE", "KeyHelper",
            "helper_keys", "ttl_ms_from"]
@@ -262,10 +262,10 @@ async def _run_command(command: str, *, cwd: Path, env: Mapping[str, str],
                        timeout: float) -> _Ended:
     """Run `command` with `/bin/sh -c` in a process group of its own (see the module
     docstring). Raises OSError when it cannot start; cancellation kills the group."""
-    proc = await asyncio.create_subprocess_exec(
+    proc = await spawn_group(
         "/bin/sh", "-c", command, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, cwd=cwd,
-        env=dict(env), start_new_session=True)
+        env=dict(env))
     assert proc.stdout is not None
     reader = asyncio.ensure_future(_read_capped(proc.stdout))
     try:
@@ -274,11 +274,11 @@ async def _run_command(command: str, *, cwd: Path, env: Mapping[str, str],
         except TimeoutError:
             return _Ended(None)
         finally:
-            _kill_group(proc.pid)  # what the shell left behind, or all of it
+            kill_group(proc.pid)  # what the shell left behind, or all of it
         done, _ = await asyncio.wait([reader], timeout=_READ_GRACE)
         return _Ended(proc.returncode, reader.result() if done else b"")
     finally:
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         reader.cancel()
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(proc.wait(), _READ_GRACE)
@@ -304,6 +304,3 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
         await asyncio.sleep(_POLL)
 
 
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)

@@ -1,7 +1,11 @@
-"""Terminate a whole process group, so a killed shell command leaves no orphans behind.
+"""Start a command in a process group of its own, and stop the whole group, so a stopped
+command leaves no orphans behind: the one way the package starts a shell, a hook, an
+`apiKeyHelper` or an MCP server.
 
 Killing only `bash` would leave its children (`sleep 1000 &`, a dev server, a pipeline
-stage) running, reparented to init, still holding files and ports.
+stage) running, reparented to init, still holding files and ports. That holds while the
+process starts too: a caller cancelled during `create_subprocess_exec` (the process may
+exist already) would have asyncio kill the leader alone; `spawn_group` kills the group.
 """
 
 from __future__ import annotations
@@ -11,8 +15,9 @@ import contextlib
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
-__all__ = ["group_alive", "terminate_group"]
+__all__ = ["group_alive", "kill_group", "spawn_group", "terminate_group"]
 
 GRACE_SECONDS = 1.0
 """Time the group gets to exit after SIGTERM before SIGKILL."""
@@ -64,3 +69,33 @@ async def terminate_group(proc: asyncio.subprocess.Process) -> None:
     deadline = asyncio.get_running_loop().time() + GRACE_SECONDS
     while group_alive(pgid) and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(_POLL_SECONDS)
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL the whole group now (gone already: nothing to do)."""
+    _signal_group(pgid, signal.SIGKILL)
+
+
+async def spawn_group(program: str, *args: str, **options: Any) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec` in a new session (the process leads its group, its
+    pid is the group's id). A caller cancelled while the process starts never leaves it
+    running: once it exists its group is killed and its pipes closed. OSError as asyncio
+    raises it."""
+    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+        program, *args, start_new_session=True, **options))
+    try:
+        return await asyncio.shield(spawn)  # a process started is a process stopped
+    except asyncio.CancelledError:
+        spawn.add_done_callback(_stop_started)
+        raise
+
+
+def _stop_started(spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """The process whose caller went away while it started: its group killed."""
+    if spawn.cancelled() or spawn.exception() is not None:
+        return
+    proc = spawn.result()
+    kill_group(proc.pid)
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:  # its pipes closed now, and the process reaped
+        transport.close()
