@@ -5,6 +5,7 @@ Agent Client Protocol. `sessions list|show|export NOTEBOOK.ipynb`
 reads the session records saved in a notebook's `%%fuxi` cells, without Jupyter: to see what
 an agent did, or to keep its code as a script or notebook. `sessions keep NB.ipynb...`
 copies each record into its cell's metadata (before nbstripout, in a pre-commit hook).
+`sessions provenance NB.ipynb` lists the cells an agent inserted or edited, by whom.
 Bad input is one line on stderr and exit status 2, never a traceback.
 """
 
@@ -113,6 +114,11 @@ def _add_sessions_parser(commands: argparse._SubParsersAction[_Parser]
                        help="the folder the session ran in (default: this one)")
     cells.add_argument("-o", "--output", required=True, metavar="FILE.ipynb",
                        help="the notebook to write (atomically)")
+    provenance = actions.add_parser(
+        "provenance", help="the cells an agent inserted or edited: which agent cell and "
+        "session, with which tool, when, and the cell's source now")
+    provenance.add_argument("notebook", metavar="NOTEBOOK.ipynb")
+    provenance.add_argument("--json", action="store_true", help="JSON instead of text")
     keep = actions.add_parser(
         "keep", help="copy each %%fuxi cell's record from its outputs into its metadata, "
         "where Clear Outputs and nbstripout leave it (run it before nbstripout)")
@@ -182,6 +188,13 @@ def _sessions_command(args: argparse.Namespace) -> tuple[str, list[str]]:
     from ._internal.sessions.notebook_file import read_notebook
     from .errors import ConfigurationError
 
+    if args.action == "provenance":
+        from ._internal.sessions.notebook_file import read_document
+        from ._internal.sessions.provenance import provenance_json, provenance_text
+
+        document = read_document(Path(args.notebook).expanduser())
+        return (provenance_json(document) if args.json
+                else provenance_text(document, Path(args.notebook).name)), []
     notebook = read_notebook(args.notebook)
     unreadable = [f"cell {c.cell_id or f'#{c.index + 1}'}: record unreadable: {c.problem}"
                   for c in notebook.cells if c.record is None and c.problem]

@@ -63,18 +63,27 @@ function insertAgentCell(panel: NotebookPanel): void {
     cell.model.setMetadata(METADATA_KEY, { about });
   }
   notebook.mode = 'edit';
-  cell.editor?.setCursorPosition({ line: 1, column: 0 });
-  cell.editor?.focus();
+  // the new cell's editor exists once the cell is ready: the prompt goes on line 2
+  void cell.ready.then(() => {
+    cell.editor?.setCursorPosition({ line: 1, column: 0 });
+    cell.editor?.focus();
+  });
 }
 
 function replayCell(panel: NotebookPanel): void {
   const cell = panel.content.activeCell;
-  if (cell instanceof CodeCell && isAgentCell(cell)) {
-    NotebookState.of(panel)?.requestReplay(cell.model.id);
-    void CodeCell.execute(cell, panel.sessionContext).catch(error =>
-      warn('could not replay the cell', error)
-    );
+  if (!(cell instanceof CodeCell) || !isAgentCell(cell)) {
+    void showDialog({
+      title: 'Fuxi: replay this cell',
+      body: 'Select a %%fuxi cell with a recorded run first: this command replays it.',
+      buttons: [Dialog.okButton()]
+    });
+    return;
   }
+  NotebookState.of(panel)?.requestReplay(cell.model.id);
+  void CodeCell.execute(cell, panel.sessionContext).catch(error =>
+    warn('could not replay the cell', error)
+  );
 }
 
 /** Run `code` in the panel's kernel (no history) and show its outputs in a dialog. */
@@ -124,7 +133,7 @@ export function addCommands(
   app.commands.addCommand(COMMANDS.replay, {
     label: 'Fuxi: replay this cell',
     caption: 'Run the active %%fuxi cell again from its recorded run (no model is asked)',
-    isEnabled: () => isAgentCell(current()?.content.activeCell),
+    isEnabled: hasNotebook,
     execute: run('replay the cell', replayCell)
   });
   app.commands.addCommand(COMMANDS.undo, {

@@ -88,7 +88,10 @@ function provenance(cells: readonly MarkedCell[], cell: MarkedCell): string[] {
     isObject(cell.fuxi) && Array.isArray(cell.fuxi.provenance) ? cell.fuxi.provenance : [];
   return entries.filter(isObject).map(entry => {
     const tool = typeof entry.tool === 'string' ? entry.tool : 'a cell tool';
-    const index = cells.findIndex(other => other.id === entry.agent_cell);
+    // by its id, or by its record's (nbstripout without --keep-id renumbers the ids)
+    const index = cells.findIndex(
+      other => other.id === entry.agent_cell || recordOf(other)?.cell_id === entry.agent_cell
+    );
     const by = index >= 0 ? `agent ${agentCell(cells, index)}` : 'an agent cell no longer here';
     const session = typeof entry.session === 'string' ? entry.session.slice(0, 8) : '';
     const parts = [

@@ -6,6 +6,9 @@ provenance; "Fuxi: replay this cell" replays a recorded cell without asking the 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import nbformat
 import pytest
 
@@ -143,6 +146,13 @@ def test_a_cell_the_agent_inserts_or_edits_carries_its_provenance(tmp_path, api)
         assert entry["agent_cell"] == "c2" and entry["at"].endswith("Z")
         assert entry["session"] and len(entry["session"]) >= 8
     assert nb.cells[1].metadata["fuxi"]["provenance"] == edited
+    # exported for review, from the saved file
+    report = subprocess.run([sys.executable, "-m", "fuxi_notebook", "sessions", "provenance",
+                             str(path)], capture_output=True, text=True, check=True).stdout
+    assert "2 cell(s) an agent inserted or edited" in report
+    assert "cell 2 (code, id c1)\n  edited by agent cell 4 “work” · EditCell" in report
+    assert "    | total = 40 + 2" in report
+    assert "inserted by agent cell 4 “work” · InsertCell" in report
 
 
 def test_replay_this_cell_replays_the_record_without_asking_the_model(tmp_path, api):
