@@ -82,7 +82,8 @@ def test_undo_keeps_a_cell_the_person_changed_after_the_agent_cell(
     _type_over(nb, 1, mine)
     nb.run_cell(3)  # `%fuxi undo`: the notebook answers after the line ended
     nb.wait_output(3, "0 restored, 1 not undone")
-    said = f"not undone: cell {target}: changed since the agent cell (kept as it is)"
+    said = (f"not undone: cell {target} “print(1 + 1)”: changed since the agent cell "
+            "(kept as it is)")
     nb.wait_output(3, said)
     assert _source(nb, 1) == mine
     nb.wait_output(2, "Undone by %fuxi undo: 0 restored, 1 not undone")

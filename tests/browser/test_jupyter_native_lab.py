@@ -13,7 +13,6 @@ shows there (taken from the real browser)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ import pytest
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
 from .conftest import close_pages
+from .lab import docs_screenshot
 
 if TYPE_CHECKING:
     from .lab import ChromiumBrowser, JupyterLab, NotebookPage
@@ -37,14 +37,6 @@ DONE = "Done · "
 MS = 1000
 ENV = {"FUXI_BLOCK_REAL_API": "1", "FUXI_MODEL": "claude-sonnet-5-5",
        "FUXI_STALL_TIMEOUT": "30", "MPLBACKEND": "Agg", "ANTHROPIC_API_KEY": "sk-test"}
-
-
-def _shot(page: Any, name: str) -> None:
-    """A screenshot for the docs, when FUXI_SCREENSHOTS names a folder."""
-    folder = os.environ.get("FUXI_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(folder) / name), animations="disabled")
 
 
 def _server(kind: type[JupyterLab], name: str, api: FakeMessagesServer,
@@ -186,7 +178,7 @@ def test_jupyterlab_settings_editor_changes_the_next_agent_cells_model(
                      "{query: 'Fuxi'})")
     _settings_form(nb.page)
     _set_model(nb.page, lab.state / "settings", "claude-opus-5")
-    _shot(nb.page, "settings-editor.png")
+    docs_screenshot(nb.page, "settings-editor.png")
     nb.page.locator(".lm-TabBar-tab", has_text=nb.name).first.click()  # back to the notebook
     nb.run_cell(2)  # the kernel was told as the setting changed (the comm is open)
     nb.wait_output(2, DONE)
@@ -231,7 +223,7 @@ def test_the_fuxi_commands_are_in_the_palette_and_the_cell_menu(frontend: Jupyte
     for label in FUXI_COMMANDS:
         nb.page.locator(".lm-CommandPalette-item", has_text=label).first.wait_for(
             timeout=10 * MS)
-    _shot(nb.page, f"palette-{'nb7' if 'notebooks' in nb.page.url else 'lab'}.png")
+    docs_screenshot(nb.page, f"palette-{'nb7' if 'notebooks' in nb.page.url else 'lab'}.png")
     nb.page.keyboard.press("Escape")
     nb.cell(1).locator(".jp-InputPrompt").first.click(button="right")
     menu = nb.page.locator(".lm-Menu").last
@@ -264,7 +256,7 @@ def test_an_agent_cell_inserted_for_the_selected_cell_sends_it_with_the_prompt(
     cells = _cells(nb)
     assert cells[2]["source"] == "%%fuxi\n" and cells[2]["fuxi"] == {"about": [cells[1]["id"]]}
     nb.page.keyboard.type("explain this cell")  # the editor has the focus, on line 2
-    _shot(nb.page, f"about-{'nb7' if 'notebooks' in nb.page.url else 'lab'}.png")
+    docs_screenshot(nb.page, f"about-{'nb7' if 'notebooks' in nb.page.url else 'lab'}.png")
     nb.page.keyboard.press("Control+Enter")
     nb.wait_output(2, DONE)
     sent = _request_text(api)
@@ -295,7 +287,7 @@ def test_cells_the_agent_made_show_a_badge_and_carry_their_provenance(
     inserted = nb.cell(2).locator(".fuxi-provenance").get_attribute("title") or ""
     assert inserted.startswith("Inserted by agent cell 4 “fix the total and show it”")
     nb.cell(2).locator(".fuxi-provenance").hover()
-    _shot(nb.page, f"provenance-{'nb7' if 'notebooks' in nb.page.url else 'lab'}.png")
+    docs_screenshot(nb.page, f"provenance-{'nb7' if 'notebooks' in nb.page.url else 'lab'}.png")
     nb.save()
     saved = nbformat.read(str(nb.path), as_version=4)
     assert [e["tool"] for e in saved.cells[1].metadata["fuxi"]["provenance"]] == ["EditCell"]
@@ -326,7 +318,7 @@ def test_the_line_under_a_cell_says_which_conversation_it_continues_after_a_relo
     said = "↳ continues the conversation of cell 2 “load the sales data”"
     assert line.inner_text() == said
     assert nb.cell(1).locator(".fuxi-cell-line").count() == 0  # the first: no line
-    _shot(nb.page, f"continues-{'nb7' if 'notebooks' in nb.page.url else 'lab'}.png")
+    docs_screenshot(nb.page, f"continues-{'nb7' if 'notebooks' in nb.page.url else 'lab'}.png")
     nb.save()
     nb.reload()
     _wait_extension(nb)
@@ -361,3 +353,34 @@ def test_replay_this_cell_replays_the_record_in_a_new_kernel(lab: JupyterLab, op
     nb.wait_output(1, "Replayed", timeout=60)
     assert "Hi there." in nb.output_text(1)
     assert len(api.requests) == asked  # no model was asked
+
+
+# -- 11: undo after a restart, in Notebook 7 (JupyterLab: test_undo_restart_lab.py) --------
+
+def test_notebook7_undo_after_a_restart_removes_the_file_and_the_inserted_cell(
+        notebook7: JupyterLab, open_nb, api: FakeMessagesServer):
+    from .test_undo_restart_lab import KERNEL_START, _restart
+
+    nb = open_nb(notebook7, [LOAD, "import os\nprint('kernel', os.getpid())",
+                             "%%fuxi --permission-mode acceptEdits --allowed-tools Write\n"
+                             "write notes", "%fuxi undo"])
+    written = notebook7.root / "nb7-restart-notes.md"
+    target = nbformat.read(str(nb.path), as_version=4).cells[1].id
+    api.add(Turn([tool_use("Write", {"file_path": written.name, "content": "# notes\n"})]),
+            Turn([tool_use("InsertCell", {"code": "## Notes written", "cell_type": "markdown",
+                                          "after_cell_id": target})]),
+            Turn([text("Wrote the notes.")]))
+    nb.run_and_wait(0)
+    nb.run_and_wait(1)
+    pid = int(re.search(r"kernel (\d+)", nb.output_text(1)).group(1))  # type: ignore[union-attr]
+    nb.run_cell(2)
+    nb.wait_output(3, DONE, timeout=KERNEL_START)  # below the inserted cell
+    assert written.exists() and [c["source"] for c in _cells(nb)][2] == "## Notes written"
+    _restart(nb, pid)
+    nb.run_and_wait(0, timeout=KERNEL_START)
+    nb.run_cell(4)  # `%fuxi undo` in the new kernel
+    nb.page.wait_for_function(
+        "() => !Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell .cm-content'))"
+        ".some(e => e.innerText.includes('## Notes written'))", timeout=30 * MS)
+    nb.wait_output(3, "2 restored")
+    assert not written.exists()

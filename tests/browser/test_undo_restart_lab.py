@@ -13,7 +13,7 @@ import pytest
 
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
-from .lab import NotebookPage
+from .lab import NotebookPage, docs_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -90,6 +90,7 @@ def test_undo_after_a_restart_removes_the_file_and_deletes_the_inserted_cell(
     lost = [line for line in shown.splitlines() if "cannot come back" in line]
     assert len(lost) == 1 and "noted" in lost[0], shown
     assert not written.exists()
+    docs_screenshot(nb.page, "undo-after-restart.png")
 
 
 def _cell_id(nb: NotebookPage, index: int) -> str:

@@ -88,12 +88,14 @@ def test_undo_keeps_a_cell_the_user_changed_after_the_agent_cell_and_names_it(tm
         assert frontend.execute(undo) == "ok", _errors(undo)
         frontend.wait_until(lambda: "waiting" not in _shown(undo))
     shown = _shown(undo)
-    assert "not undone: cell c1: changed since the agent cell (kept as it is)" in shown, shown
-    assert "restored cell c2" in shown, shown
+    assert ("not undone: cell c1 “total = 1 + 1”: changed since the agent cell (kept as it "
+            "is)") in shown, shown
+    assert "restored cell c2 “x = 0”" in shown, shown
     assert _sources(nb)["c1"] == mine and _sources(nb)["c2"] == "x = 0"
     record = next(o for o in nb.cells[3].outputs if "fuxi" in o.get("metadata", {}))
     undone = record["metadata"]["fuxi"]["undone"]  # and the agent cell's record says so
-    assert undone["kept"] == ["cell c1: changed since the agent cell (kept as it is)"]
+    assert undone["kept"] == ["cell c1 “total = 1 + 1”: changed since the agent cell (kept "
+                              "as it is)"]
 
 
 def test_undo_puts_a_deleted_cell_back_whole_and_leaves_a_cell_the_user_moved(

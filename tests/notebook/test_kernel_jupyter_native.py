@@ -136,6 +136,8 @@ def test_a_cell_the_agent_inserts_or_edits_carries_its_provenance(tmp_path, api)
         nbformat.write(nb, path)  # saved: the provenance is in the file
         undo = _cell("%fuxi undo")  # undone, the edited cell loses the agent's mark
         assert frontend.execute(undo) == "ok", _errors(undo)
+        said = _stdout(undo)  # each cell named as it reads on screen, not by its id alone
+        assert "cell c1 “total = 1 + 1”" in said and "“print(total)”" in said, said
     assert nb.cells[1].source == "total = 1 + 1" and "fuxi" not in nb.cells[1].metadata
     assert not any(c.source == "print(total)" for c in nb.cells)
     nb = nbformat.read(path, as_version=4)

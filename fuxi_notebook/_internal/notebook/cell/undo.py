@@ -119,7 +119,7 @@ class CellChanges:
         lines += [f"name {name} {what} (cannot come back after a kernel restart)"
                   for name, what in sorted(self.lost_names.items())]
         verbs = {"edit": "edited", "insert": "inserted", "delete": "deleted", "move": "moved"}
-        lines += [f"cell {op.cell} {verbs.get(op.kind, op.kind)}" for op in self.cell_ops]
+        lines += [f"{cell_label(op)} {verbs.get(op.kind, op.kind)}" for op in self.cell_ops]
         return lines
 
 
@@ -315,7 +315,7 @@ class UndoBook:
         """Ask the notebook to take a cell change back; the extension makes it only where
         the cell is still as the agent left it (`expect`, `expect_index`), and its answer
         says which (`_inverse`)."""
-        request, label = _inverse(op, agent_cell), f"cell {op.cell}"
+        request, label = _inverse(op, agent_cell), cell_label(op)
 
         def then(answer: dict[str, Any]) -> None:
             if label in done.waiting:
@@ -379,6 +379,24 @@ class UndoBook:
         else:
             self.namespace[name] = state.value
         done.restored.append(f"name {name}")
+
+
+def cell_label(op: CellOp) -> str:
+    """`cell <id> “its first line”`: the cell a change was made to, as a person finds it
+    in the notebook (the id alone says nothing on screen): an edited cell by its source
+    before the agent (what undo puts back), an inserted one by its own."""
+    source = op.before[1].get("source") if op.kind == "delete" and isinstance(
+        op.before, tuple | list) and len(op.before) == 2 and isinstance(op.before[1], dict) \
+        else op.before if op.kind == "edit" else op.after if op.kind == "insert" else None
+    lines = [line.strip() for line in str(source or "").splitlines() if line.strip()]
+    if not lines:
+        return f"cell {op.cell}"
+    first = lines[0] if len(lines[0]) <= _LABEL_CHARS else lines[0][:_LABEL_CHARS - 1] + "…"
+    return f"cell {op.cell} “{first}”"
+
+
+#: the most of a cell's first line an undo line shows
+_LABEL_CHARS = 40
 
 
 def _lost_names(changes: CellChanges) -> dict[str, str]:
