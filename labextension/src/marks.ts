@@ -45,6 +45,24 @@ function quoted(text: string): string {
   return text ? ` “${text}”` : '';
 }
 
+/** Where each cell is, by its id and by its record's cell id (looked up once). */
+interface Places {
+  byId: Map<string, number>;
+  byRecord: Map<string, number>;
+}
+
+function places(cells: readonly MarkedCell[]): Places {
+  const found: Places = { byId: new Map(), byRecord: new Map() };
+  cells.forEach((cell, index) => {
+    found.byId.set(cell.id, index);
+    const recorded = recordOf(cell)?.cell_id;
+    if (typeof recorded === 'string' && !found.byRecord.has(recorded)) {
+      found.byRecord.set(recorded, index);
+    }
+  });
+  return found;
+}
+
 /** `cell 4 “load the sales data”`: an agent cell by its place and its prompt. */
 function agentCell(cells: readonly MarkedCell[], index: number): string {
   const record = recordOf(cells[index]);
@@ -52,24 +70,24 @@ function agentCell(cells: readonly MarkedCell[], index: number): string {
   return `cell ${index + 1}${quoted(firstWords(prompt || cells[index].source))}`;
 }
 
-function continues(cells: readonly MarkedCell[], cell: MarkedCell): string | null {
+function continues(cells: readonly MarkedCell[], at: Places, cell: MarkedCell): string | null {
   const record = recordOf(cell);
   const parent = record?.parent;
   if (typeof parent !== 'string' || !parent) {
     return null;
   }
-  const index = cells.findIndex(other => recordOf(other)?.cell_id === parent);
+  const index = at.byRecord.get(parent) ?? -1;
   return index >= 0
     ? `↳ continues the conversation of ${agentCell(cells, index)}`
     : '↳ continues a conversation whose earlier cells are not in this notebook';
 }
 
-function about(cells: readonly MarkedCell[], cell: MarkedCell): string | null {
+function about(cells: readonly MarkedCell[], at: Places, cell: MarkedCell): string | null {
   const ids = isObject(cell.fuxi) && Array.isArray(cell.fuxi.about) ? cell.fuxi.about : [];
   const named = ids
     .filter((id): id is string => typeof id === 'string')
     .map(id => {
-      const index = cells.findIndex(other => other.id === id);
+      const index = at.byId.get(id) ?? -1;
       return index >= 0
         ? `cell ${index + 1}${quoted(firstWords(cells[index].source))}`
         : 'a cell no longer in the notebook';
@@ -83,15 +101,14 @@ function when(at: unknown): string {
   return typeof at === 'string' ? at.replace('T', ' ').replace(/Z$/, ' UTC') : '';
 }
 
-function provenance(cells: readonly MarkedCell[], cell: MarkedCell): string[] {
+function provenance(cells: readonly MarkedCell[], at: Places, cell: MarkedCell): string[] {
   const entries =
     isObject(cell.fuxi) && Array.isArray(cell.fuxi.provenance) ? cell.fuxi.provenance : [];
   return entries.filter(isObject).map(entry => {
     const tool = typeof entry.tool === 'string' ? entry.tool : 'a cell tool';
     // by its id, or by its record's (nbstripout without --keep-id renumbers the ids)
-    const index = cells.findIndex(
-      other => other.id === entry.agent_cell || recordOf(other)?.cell_id === entry.agent_cell
-    );
+    const agent = typeof entry.agent_cell === 'string' ? entry.agent_cell : '';
+    const index = at.byId.get(agent) ?? at.byRecord.get(agent) ?? -1;
     const by = index >= 0 ? `agent ${agentCell(cells, index)}` : 'an agent cell no longer here';
     const session = typeof entry.session === 'string' ? entry.session.slice(0, 8) : '';
     const parts = [
@@ -107,11 +124,12 @@ function provenance(cells: readonly MarkedCell[], cell: MarkedCell): string[] {
 /** Each cell's mark, by cell id (cells without one are left out). */
 export function cellMarks(cells: readonly MarkedCell[]): Map<string, CellMark> {
   const marks = new Map<string, CellMark>();
+  const at = places(cells);
   for (const cell of cells) {
-    const lines = [continues(cells, cell), about(cells, cell)].filter(
+    const lines = [continues(cells, at, cell), about(cells, at, cell)].filter(
       (line): line is string => line !== null
     );
-    const history = provenance(cells, cell);
+    const history = provenance(cells, at, cell);
     if (lines.length || history.length) {
       marks.set(cell.id, {
         line: lines.length ? lines.join(' · ') : null,
