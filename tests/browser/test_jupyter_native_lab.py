@@ -304,6 +304,29 @@ def test_cells_the_agent_made_show_a_badge_and_carry_their_provenance(
     assert len(cells) == 3
 
 
+
+def test_save_as_keeps_the_provenance_and_its_badge(lab: JupyterLab, open_nb):
+    """A cell the agent inserted, saved under another name (File → Save As…): the copy
+    keeps the provenance, and the copy's tab shows the badge."""
+    entry = {"agent_cell": "agent", "session": "3f2a1b9c-0000", "tool": "InsertCell",
+             "at": "2026-12-06T09:30:00Z"}
+    nb = open_nb(lab, [LOAD, "print(total)"])
+    nb.page.evaluate("""(entry) => window.jupyterapp.shell.currentWidget.content.model
+        .cells.get(1).setMetadata('fuxi', {provenance: [entry]})""", entry)
+    nb.cell(1).locator(".fuxi-provenance").wait_for(timeout=10 * MS)
+    copy = lab.root / f"copy-{nb.path.name}"
+    nb.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save-as')")
+    dialog = nb.page.locator(".jp-Dialog")
+    dialog.locator("input").fill(copy.name)
+    dialog.locator(".jp-Dialog-button", has_text=re.compile("^Save$")).click()
+    deadline = time.monotonic() + 20
+    while not copy.exists():
+        assert time.monotonic() < deadline, "Save As wrote no file"
+        nb.page.wait_for_timeout(100)
+    assert nbformat.read(str(copy), as_version=4).cells[1].metadata["fuxi"] == {
+        "provenance": [entry]}
+    nb.cell(1).locator(".fuxi-provenance").wait_for(timeout=10 * MS)  # the copy's tab
+
 # -- 3: the line under a cell that continues a conversation ------------------------------
 
 def test_the_line_under_a_cell_says_which_conversation_it_continues_after_a_reload(
