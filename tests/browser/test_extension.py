@@ -331,7 +331,8 @@ def test_the_comm_answers_with_the_live_notebook(open_file, request: pytest.Fixt
     assert unknown == {"id": 7, "result": {"error": 'unknown request "later-version"'}}
     assert hello == {"event": "hello", "version": 1, "app": "JupyterLab",
                      "app_version": version("jupyterlab"), "path": name,
-                     "edits": 1}  # it changes cells when asked (the cell tools)
+                     "edits": 1,  # it changes cells when asked (the cell tools)
+                     "settings": {}}  # the Settings Editor's Fuxi defaults: none set
     assert answer["absolute"] == [hello]  # the notebook named by its absolute path answers
     assert answer["other"] == []  # a comm for another notebook is not answered
     assert reply["id"] == 1
@@ -339,6 +340,7 @@ def test_the_comm_answers_with_the_live_notebook(open_file, request: pytest.Fixt
     assert document["path"] == name
     assert document["dirty"] is True
     assert document["running"] == [ids[2]]
+    assert document["replay"] == []  # no "Fuxi: replay this cell" asked
     assert [(c["id"], c["cell_type"]) for c in document["cells"]] == [
         (ids[0], "code"), (ids[1], "markdown"), (ids[2], "code")]
     assert [c["source"] for c in document["cells"][:2]] == ["x = 2  # not saved", "# Notes"]
