@@ -1,13 +1,11 @@
 """How fuxi's answers read in jupyter-ai's chat, in a real JupyterLab (issue 39 (4)): the
 text the model wrote before a tool call is drawn above the call's card, the context
-gauge shows the share of the window the conversation takes, and what an `@Fuxi` mention
-does in the installed jupyter-ai (nothing yet: see the xfail's reason)."""
+gauge shows the share of the window the conversation takes, and an `@Fuxi` mention reaches
+Fuxi whoever the input's persona picker names (acp/mentions.py)."""
 
 from __future__ import annotations
 
 import re
-
-import pytest
 
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
@@ -66,26 +64,35 @@ def test_text_before_a_call_is_above_its_card_and_the_gauge_shows_the_contexts_s
         page.locator(f'{GAUGE}[aria-label="Context 25% used"]').wait_for(timeout=60 * MS)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "jupyter-ai 3.1+ sends a message to the persona chosen in the input's picker "
-    "(PersonaManager.on_chat_message reads only metadata['to_persona'], "
-    "jupyter_ai_persona_manager/persona_manager.py:458-476), and jupyterlab-chat's "
-    "@-mention completion leaves out bot users, which every persona is "
-    "(BasePersona.as_user: bot=True, base_persona.py:577): no persona can be reached "
-    "by an @-mention, and no persona or entry point of ours changes that. When this "
-    "passes, jupyter-ai routes mentions again: drop the xfail, update docs/acp.md."))
-def test_an_at_fuxi_mention_sends_the_message_to_fuxi(tmp_path, browser):
+def test_an_at_fuxi_mention_reaches_fuxi_whoever_the_picker_names(tmp_path, browser):
+    """acp/mentions.py, the server extension the wheel enables: jupyter-ai sends a message
+    only to the picker's persona (PersonaManager.on_chat_message reads only
+    metadata["to_persona"]), and the extension hands one that mentions @Fuxi to Fuxi too."""
     personas = tmp_path / "root" / ".jupyter" / "personas"
     personas.mkdir(parents=True)
     (personas / "echo_persona.py").write_text(ECHO_PERSONA)
-    with FakeMessagesServer([Turn([text("Hello from fuxi, as mentioned.")])]) as api, \
+    with FakeMessagesServer([Turn([text("Fuxi here, though no one was picked.")]),
+                             Turn([text("Hello from fuxi, as mentioned.")])]) as api, \
             fuxi_chat(tmp_path, browser, {"ANTHROPIC_BASE_URL": api.url, **_ENV},
-                      chosen=False) as (_, page):
-        page.get_by_title("Choose which persona to message").click()
+                      chosen=False) as (lab, page):
+        picker = page.get_by_title("Choose which persona to message")
+        assert "No one" in picker.inner_text()  # two personas: the picker starts at no one
+        _send(page, "@fuxi, are you there?")  # a mention in any case
+        page.get_by_text("Fuxi here, though no one was picked.").wait_for(timeout=60 * MS)
+
+        picker.click()
         page.get_by_role("menuitem", name="Echo").click()
+        _send(page, "only for echo")  # no mention: Echo alone
+        page.get_by_text("Echo heard: only for echo").wait_for(timeout=60 * MS)
         _send(page, "@Fuxi say hello")
-        answered = page.get_by_text("Hello from fuxi, as mentioned.").or_(
-            page.get_by_text("Echo heard: @Fuxi say hello"))
-        answered.first.wait_for(timeout=60 * MS)  # whoever the message reached answers
+        page.get_by_text("Echo heard: @Fuxi say hello").wait_for(timeout=60 * MS)
+        page.get_by_text("Hello from fuxi, as mentioned.").wait_for(timeout=60 * MS)
+
+        # Fuxi was asked twice, by the two mentions: the message without one, sent
+        # between them (and so, had it reached Fuxi, asked before the second), never was
+        assert len(api.requests) == 2, api.requests
+        assert "are you there?" in str(api.requests[0]["messages"][-1]["content"])
+        assert "say hello" in str(api.requests[1]["messages"][-1]["content"])
+        assert "only for echo" not in str(api.requests)
         assert page.get_by_text("Hello from fuxi, as mentioned.").count() == 1
-        assert api.requests
+        assert "an @Fuxi mention in jupyter-ai's chat goes to Fuxi" in lab.log_path.read_text()
