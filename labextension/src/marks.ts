@@ -8,12 +8,20 @@
  */
 import { isObject, JSONObject } from './util';
 
-/** A cell as the marks see it (`fuxi`: its `metadata.fuxi`, or undefined). */
+/**
+ * A cell as the marks see it (`fuxi`: its `metadata.fuxi`, or undefined). Its source may
+ * be given as a function: read only for the few cells a mark quotes, so a redraw does not
+ * cost the size of every cell's text.
+ */
 export interface MarkedCell {
   readonly id: string;
   readonly cell_type: string;
-  readonly source: string;
+  readonly source: string | (() => string);
   readonly fuxi: unknown;
+}
+
+function sourceOf(cell: MarkedCell): string {
+  return typeof cell.source === 'function' ? cell.source() : cell.source;
 }
 
 /** What one cell shows: a line under it, a badge with its tooltip (null: none). */
@@ -35,6 +43,33 @@ export function firstWords(text: string): string {
     return '';
   }
   return line.length > WORDS ? `${line.slice(0, WORDS - 1)}…` : line;
+}
+
+/**
+ * What the marks read of a cell's `metadata.fuxi`: its record's cell id, parent and the
+ * start of its prompt, `about` and `provenance`. A record can be megabytes; the notebook
+ * keeps this much of each cell, taken when that cell's metadata changes, so a redraw
+ * never copies records.
+ */
+export function markedFuxi(fuxi: unknown): JSONObject | undefined {
+  if (!isObject(fuxi)) {
+    return undefined;
+  }
+  const kept: JSONObject = {};
+  if (isObject(fuxi.record)) {
+    const { cell_id, parent, prompt } = fuxi.record;
+    kept.record = {
+      cell_id,
+      parent,
+      prompt: typeof prompt === 'string' ? prompt.slice(0, 400) : prompt
+    };
+  }
+  for (const key of ['about', 'provenance']) {
+    if (fuxi[key] !== undefined) {
+      kept[key] = fuxi[key];
+    }
+  }
+  return kept;
 }
 
 function recordOf(cell: MarkedCell): JSONObject | null {
@@ -67,7 +102,7 @@ function places(cells: readonly MarkedCell[]): Places {
 function agentCell(cells: readonly MarkedCell[], index: number): string {
   const record = recordOf(cells[index]);
   const prompt = record && typeof record.prompt === 'string' ? record.prompt : '';
-  return `cell ${index + 1}${quoted(firstWords(prompt || cells[index].source))}`;
+  return `cell ${index + 1}${quoted(firstWords(prompt || sourceOf(cells[index])))}`;
 }
 
 function continues(cells: readonly MarkedCell[], at: Places, cell: MarkedCell): string | null {
@@ -89,7 +124,7 @@ function about(cells: readonly MarkedCell[], at: Places, cell: MarkedCell): stri
     .map(id => {
       const index = at.byId.get(id) ?? -1;
       return index >= 0
-        ? `cell ${index + 1}${quoted(firstWords(cells[index].source))}`
+        ? `cell ${index + 1}${quoted(firstWords(sourceOf(cells[index])))}`
         : 'a cell no longer in the notebook';
     });
   return named.length ? `about ${named.join(', ')}` : null;

@@ -10,7 +10,7 @@ import type { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { applyChange } from './changes';
 import { drawMark } from './draw';
-import { cellMarks } from './marks';
+import { cellMarks, markedFuxi } from './marks';
 import { FuxiMode } from './mode';
 import { outputSummaries } from './outputs';
 import { hasRecordOutput, mirrorRecord, rememberRecord } from './record';
@@ -126,8 +126,8 @@ export class NotebookState {
       views.push({
         id: cell.id,
         cell_type: cell.type,
-        source: cell.sharedModel.getSource(),
-        fuxi: cell.getMetadata(METADATA_KEY)
+        source: () => cell.sharedModel.getSource(),
+        fuxi: this.marked.get(cell)
       });
     }
     const marks = cellMarks(views);
@@ -187,9 +187,11 @@ export class NotebookState {
     }
     this.followed.add(model);
     this.mode.watch(model);
+    this.marked.set(model, markedFuxi(model.getMetadata(METADATA_KEY)));
     model.metadataChanged.connect(
       guarded('could not follow a cell\'s metadata', (_, change) => {
         if (change.key === METADATA_KEY) {
+          this.marked.set(model, markedFuxi(model.getMetadata(METADATA_KEY)));
           this.redrawSoon();
         }
       })
@@ -422,6 +424,8 @@ export class NotebookState {
   /** The comm this notebook answers (the settings go on it when they change). */
   private comm: Kernel.IComm | null = null;
   private redrawQueued = false;
+  /** What the marks read of each cell's `metadata.fuxi` (marks.ts `markedFuxi`). */
+  private readonly marked = new WeakMap<ICellModel, unknown>();
   /** Agent cells whose next run is a replay (`requestReplay`). */
   private readonly replayAsked = new Set<string>();
 }

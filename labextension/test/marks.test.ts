@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { cellMarks, firstWords, MarkedCell } from '../src/marks';
+import { cellMarks, firstWords, MarkedCell, markedFuxi } from '../src/marks';
 
 const record = (cellId: string, prompt: string, parent: string | null = null): unknown => ({
   record: { cell_id: cellId, prompt, parent },
@@ -93,4 +93,16 @@ test('the first words skip the magic line and blank lines', () => {
   assert.equal(firstWords('%%fuxi --model x\n\n  hello there  \nmore'), 'hello there');
   assert.equal(firstWords('x'.repeat(60)), `${'x'.repeat(47)}…`);
   assert.equal(firstWords(''), '');
+});
+
+test('what the marks keep of metadata.fuxi is small and gives the same marks', () => {
+  const record = { cell_id: 'a1', prompt: 'p'.repeat(5000), parent: null, messages: ['m'] };
+  const big = { record, volatile: { cost: 1 } };
+  const kept = markedFuxi(big) as { record: { prompt: string; messages?: unknown } };
+  assert.equal(kept.record.prompt.length, 400);
+  assert.equal(kept.record.messages, undefined);
+  assert.equal(JSON.stringify(kept).length < 1000, true);
+  const slim = cells.map(cell => ({ ...cell, fuxi: markedFuxi(cell.fuxi) }));
+  assert.deepEqual(cellMarks(slim), cellMarks(cells));
+  assert.equal(markedFuxi('no'), undefined);
 });
