@@ -9,6 +9,7 @@ import re
 
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
+from .lab import docs_screenshot
 from .test_jupyter_ai_lab import MS, _send, fuxi_chat
 from .test_jupyter_ai_lab import pytestmark as _needs_jupyter_ai
 
@@ -52,6 +53,7 @@ def test_text_before_a_call_is_above_its_card_and_the_gauge_shows_the_contexts_s
         [said] = [i for i, body in enumerate(shown) if words.strip() in body]
         [card] = [i for i, body in enumerate(shown) if "Write `note.txt`" in body]
         assert said < card, shown
+        docs_screenshot(page, "jupyter-ai-order.png")
 
         # the gauge is used / size of our usage_update: a few thousand tokens of a 1M
         # window is a true 0 % (the title says how many)
@@ -95,4 +97,5 @@ def test_an_at_fuxi_mention_reaches_fuxi_whoever_the_picker_names(tmp_path, brow
         assert "say hello" in str(api.requests[1]["messages"][-1]["content"])
         assert "only for echo" not in str(api.requests)
         assert page.get_by_text("Hello from fuxi, as mentioned.").count() == 1
+        docs_screenshot(page, "jupyter-ai-mention.png")
         assert "an @Fuxi mention in jupyter-ai's chat goes to Fuxi" in lab.log_path.read_text()
