@@ -74,15 +74,6 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def docs_screenshot(page: Any, name: str) -> None:
-    """A screenshot for the docs (docs/screenshots/), taken only when FUXI_SCREENSHOTS
-    names the folder to leave it in: the docs show the real browser, never a mock-up."""
-    folder = os.environ.get("FUXI_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(folder) / name), animations="disabled")
-
-
 class JupyterLab:
     """`jupyter lab` on a free 127.0.0.1 port with its config, data and settings isolated."""
 

@@ -9,7 +9,7 @@ import re
 
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
-from .lab import docs_screenshot
+from .shots import docs_screenshot
 from .test_jupyter_ai_lab import MS, _send, fuxi_chat
 from .test_jupyter_ai_lab import pytestmark as _needs_jupyter_ai
 

@@ -25,7 +25,7 @@ import pytest
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
 from .conftest import close_pages
-from .lab import docs_screenshot
+from .shots import docs_screenshot
 
 if TYPE_CHECKING:
     from .lab import ChromiumBrowser, JupyterLab, NotebookPage
@@ -356,6 +356,8 @@ def test_the_line_under_a_cell_says_which_conversation_it_continues_after_a_relo
 
 def test_replay_this_cell_replays_the_record_in_a_new_kernel(lab: JupyterLab, open_nb,
                                                             api: FakeMessagesServer):
+    from playwright.sync_api import expect
+
     api.add(Turn([text("Hi there.")]))
     nb = open_nb(lab, [LOAD, "%%fuxi\nsay hi"])
     nb.run_and_wait(0)
@@ -373,7 +375,9 @@ def test_replay_this_cell_replays_the_record_in_a_new_kernel(lab: JupyterLab, op
     nb.cell(1).locator(".jp-InputPrompt").first.click()
     _command(nb, "Fuxi: replay this cell")
     nb.click(1, "Replay", timeout=60)  # a record's calls are code: asked once per kernel
-    nb.wait_output(1, "Replayed", timeout=60)
+    # the cell's own output area (the card, until it goes, holds one of its own)
+    expect(nb.cell(1).locator(".jp-Cell-outputArea")).to_contain_text("Replayed",
+                                                                      timeout=60 * MS)
     assert "Hi there." in nb.output_text(1)
     assert len(api.requests) == asked  # no model was asked
 

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import re
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
 from fuxi_notebook.testing import FakeMessagesServer, Turn, text, tool_use
 
-from .lab import NotebookPage, docs_screenshot
+from .shots import docs_screenshot
+
+if TYPE_CHECKING:
+    from .lab import NotebookPage
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
