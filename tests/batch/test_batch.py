@@ -409,3 +409,22 @@ def test_importing_the_batch_api_loads_neither_dask_nor_papermill():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=os.environ, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_replay_whose_kernel_did_not_start_is_started_once_more(api, tmp_path, monkeypatch):
+    """Seen once in CI: a replay's kernel died before kernel_info and the run failed. The
+    replay's input is the finished run's notebook, whose cells carry their execution
+    counts, so the output papermill had written said cells had run: no second start."""
+    notebook = _notebook(tmp_path)
+    api.add(*[Turn([text("ok")]) for _ in range(2)])
+    state = _flaky_kernel(tmp_path, monkeypatch, "not-yet")
+    first = run_batch(_options(notebook, tmp_path / "runs", ["north", "south"], kernel="flaky"))
+    assert first.exit_code == 0, [(s.run_id, s.error) for s in first.states]
+    (state / "fails-once").write_text("")  # the replay's first kernel start fails
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    replayed = run_batch(BatchOptions(notebook=notebook, out=tmp_path / "runs", replay=True,
+                                      workers=2, kernel="flaky", say=lambda _: None))
+    assert replayed.exit_code == 0, [(s.run_id, s.error) for s in replayed.states]
+    assert [s.notes for s in replayed.states if s.notes] == [[
+        "the kernel did not start (RuntimeError: Kernel died before replying to "
+        "kernel_info); started again"]]

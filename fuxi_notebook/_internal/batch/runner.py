@@ -15,6 +15,7 @@ this process (`JPY_PARENT_PID`), follows.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import signal
@@ -39,20 +40,30 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _nothing_ran(output: Path) -> bool:
-    """Whether no cell of the output notebook started (papermill stamps each cell it
-    starts); True if papermill wrote no notebook at all."""
+def _nothing_ran(output: Path, since: datetime.datetime) -> bool:
+    """Whether no cell of the output notebook started in the attempt that began `since`:
+    papermill stamps the notebook's start once its kernel answered (clearing every
+    cell's count and stamp) and each cell as it starts. Before that stamp the file is
+    what papermill wrote of its input, whose cells may carry counts and stamps of their
+    own (a replay's input is a finished run): those say nothing of this attempt. True
+    if papermill wrote no notebook at all."""
     if not output.exists():
         return True
     from ..sessions.notebook_file import read_document
 
     try:
-        cells = read_document(output).get("cells", [])
+        document = read_document(output)
     except Exception:
         return False  # unreadable: not known to be safe to run again
-    return not any(cell.get("execution_count") is not None
-                   or ((cell.get("metadata") or {}).get("papermill") or {}).get("start_time")
-                   for cell in cells if cell.get("cell_type") == "code")
+    stamped = ((document.get("metadata") or {}).get("papermill") or {}).get("start_time")
+    try:
+        began = datetime.datetime.fromisoformat(str(stamped)) if stamped else None
+    except ValueError:
+        return False
+    if began is None or began.tzinfo is None or began < since:
+        return True  # this attempt's cells never began
+    return not any(((cell.get("metadata") or {}).get("papermill") or {}).get("start_time")
+                   for cell in document.get("cells", []) if cell.get("cell_type") == "code")
 
 
 def _one_line(error: BaseException) -> str:
@@ -77,6 +88,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     notes: list[str] = []
     for attempt in (1, 2):
         outcome: dict[str, Any] = {"status": "succeeded", "error": None}
+        since = datetime.datetime.now(datetime.UTC)
         try:
             papermill.execute_notebook(
                 spec["input"], str(output), parameters=spec.get("params") or {},
@@ -90,7 +102,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             outcome = {"status": "failed", "error": "stopped before it finished"}
         except (RuntimeError, TimeoutError) as error:  # the kernel, at its start or later
             outcome = {"status": "failed", "error": _one_line(error)}
-            if attempt == 1 and _nothing_ran(output):
+            if attempt == 1 and _nothing_ran(output, since):
                 notes.append(f"the kernel did not start ({_one_line(error)}); started again")
                 continue
         except Exception as error:  # a kernel unknown, a notebook papermill refused
