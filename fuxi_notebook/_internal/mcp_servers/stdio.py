@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from ..common.process.group import group_alive, spawn_group
+from ..common.process.group import group_alive, kill_group, signal_group, spawn_group
 
 __all__ = ["EXIT_GRACE", "KILL_GRACE", "StartError", "StdioProcess"]
 
@@ -70,8 +69,7 @@ class StdioProcess:
     def kill_now(self) -> None:
         """SIGKILL the server's process group, without waiting (atexit, kernel exit)."""
         if self.pid is not None and (self.running or group_alive(self.pid)):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, signal.SIGKILL)
+            kill_group(self.pid)
 
     @property
     def running(self) -> bool:
@@ -225,12 +223,12 @@ class StdioProcess:
             await _until(lambda: proc.returncode is not None, EXIT_GRACE)
         pgid = proc.pid
         if proc.returncode is None or group_alive(pgid):
-            _signal_group(pgid, signal.SIGTERM)
+            signal_group(pgid, signal.SIGTERM)
             with contextlib.suppress(TimeoutError):
                 await _until(lambda: proc.returncode is not None and not group_alive(pgid),
                              KILL_GRACE)
             if proc.returncode is None or group_alive(pgid):
-                _signal_group(pgid, signal.SIGKILL)
+                signal_group(pgid, signal.SIGKILL)
         with contextlib.suppress(TimeoutError):  # reaped by the loop's child watcher
             await _until(lambda: proc.returncode is not None, KILL_GRACE)
 
@@ -245,9 +243,6 @@ async def _until(condition: Callable[[], bool], timeout: float) -> None:
             await anyio.sleep(_POLL)
 
 
-def _signal_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
 
 
 def _signal_name(number: int) -> str:

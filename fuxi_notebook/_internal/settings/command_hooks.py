@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...hooks import HookMatcher
-from ..common.process.group import group_alive, spawn_group
+from ..common.process.group import group_alive, signal_group, spawn_group
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_STDERR", "MAX_STDOUT", "CommandHook", "CommandResult",
            "CommandSpec", "HookCommandError", "command_matchers", "run_command"]
@@ -122,7 +122,7 @@ async def run_command(command: str, *, stdin: bytes, cwd: Path, env: Mapping[str
             await _terminate(proc.pid)
         await _finish(proc, tasks)
     except BaseException:  # cancelled (or interrupted): the group goes at once
-        _signal_group(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
         with contextlib.suppress(BaseException):
             await _finish(proc, tasks)
         raise
@@ -166,9 +166,9 @@ async def _until(condition: Callable[[], bool], seconds: float) -> bool:
 
 async def _terminate(pgid: int) -> None:
     """SIGTERM the group, SIGKILL what is left after `KILL_GRACE`."""
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     if not await _until(lambda: not group_alive(pgid), KILL_GRACE):
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
 
 
 async def _finish(proc: asyncio.subprocess.Process,
@@ -187,9 +187,6 @@ async def _finish(proc: asyncio.subprocess.Process,
         transport.close()
 
 
-def _signal_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
 
 
 class CommandHook:

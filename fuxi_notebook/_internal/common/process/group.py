@@ -17,7 +17,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-__all__ = ["group_alive", "kill_group", "spawn_group", "terminate_group"]
+__all__ = ["group_alive", "kill_group", "signal_group", "spawn_group", "terminate_group"]
 
 GRACE_SECONDS = 1.0
 """Time the group gets to exit after SIGTERM before SIGKILL."""
@@ -48,7 +48,8 @@ def _live_member(entry: Path, pgid: int) -> bool:
     return len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X")
 
 
-def _signal_group(pgid: int, signum: int) -> None:
+def signal_group(pgid: int, signum: int) -> None:
+    """Send `signum` to the whole group (gone already, or not ours: nothing to do)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
 
@@ -59,12 +60,12 @@ async def terminate_group(proc: asyncio.subprocess.Process) -> None:
     `proc` must have been started with `start_new_session=True`, so its pid is the pgid.
     """
     pgid = proc.pid
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     deadline = asyncio.get_running_loop().time() + GRACE_SECONDS
     while group_alive(pgid) and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(_POLL_SECONDS)
     if group_alive(pgid):
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
     await proc.wait()
     deadline = asyncio.get_running_loop().time() + GRACE_SECONDS
     while group_alive(pgid) and asyncio.get_running_loop().time() < deadline:
@@ -73,7 +74,7 @@ async def terminate_group(proc: asyncio.subprocess.Process) -> None:
 
 def kill_group(pgid: int) -> None:
     """SIGKILL the whole group now (gone already: nothing to do)."""
-    _signal_group(pgid, signal.SIGKILL)
+    signal_group(pgid, signal.SIGKILL)
 
 
 async def spawn_group(program: str, *args: str, **options: Any) -> asyncio.subprocess.Process:
