@@ -11,13 +11,13 @@ Characters that do not show or that reorder text are shown escaped (`visible.rev
 
 from __future__ import annotations
 
-import difflib
 import html
 import json
 from pathlib import Path
 from typing import Any
 
 from ...common.visible import reveal
+from ...sessions.text.cell_calls import line_diff
 
 __all__ = ["describe_call"]
 
@@ -145,7 +145,4 @@ def _current_text(target: Path | None) -> str | None:
 def _diff(old: str, new: str) -> str:
     """Line by line on `\n` only, hidden characters revealed first: `str.splitlines` would
     also break at `\r`, U+2028 and others, and a break the card draws must be a real one."""
-    old, new = reveal(old).text, reveal(new).text
-    lines = difflib.unified_diff(old.split("\n"), new.split("\n"), "current", "new",
-                                 lineterm="", n=3)
-    return "\n".join(list(lines)[2:])  # the ---/+++ header says nothing here
+    return line_diff(reveal(old).text, reveal(new).text)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..record import CellCall
 
-__all__ = ["CELL_TOOLS", "cell_call"]
+__all__ = ["CELL_TOOLS", "cell_call", "line_diff"]
 
 #: the notebook's cell tools (notebook/kernel/cells.py), by name: what `cell_call` reads
 CELL_TOOLS = frozenset({"EditCell", "InsertCell", "DeleteCell", "MoveCell", "RunCell"})
@@ -42,7 +42,7 @@ def cell_call(name: str, tool_input: dict[str, Any], cell: CellCall | None) -> D
         old, new = str(tool_input.get("old_string", "")), str(tool_input.get("new_string", ""))
         if cell is not None and cell.before is not None:  # the whole lines it changed
             old, new = cell.before, cell.before.replace(old, new, 1) if old else new
-        return place + line, _diff(old, new) or "(no change)", "diff", False
+        return place + line, line_diff(old, new) or "(no change)", "diff", False
     code = (cell.ran if name == "RunCell" else cell.before) if cell is not None else None
     return place + line, code, "python", False
 
@@ -61,7 +61,8 @@ def _insert(tool_input: dict[str, Any], cell: CellCall | None) -> Described | No
     return summary, code if len(lines) > 1 else None, "python", len(lines) > 1
 
 
-def _diff(old: str, new: str) -> str:
-    """The change, line by line, without the header (it is one cell's source)."""
+def line_diff(old: str, new: str) -> str:
+    """The change as a unified diff on `\n` only, without the ---/+++ header (it says
+    nothing of one text shown in place); the approval card's diffs are made here too."""
     lines = difflib.unified_diff(old.split("\n"), new.split("\n"), lineterm="", n=3)
     return "\n".join(list(lines)[2:])
