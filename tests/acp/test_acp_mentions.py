@@ -153,7 +153,8 @@ def fuxi_is_fake(monkeypatch):
 
 
 async def _appears(settings: dict[str, Any], router: FakeRouter) -> None:
-    await asyncio.sleep(0)  # after attach() has looked once and found nothing
+    """The router appears once attach() waits: this task first runs at attach()'s first
+    await, after it looked once and found nothing."""
     settings["jupyter-ai"] = {"router": router, "persona-managers": {}}
 
 
